@@ -1,0 +1,40 @@
+"""The `autograde` command: one subcommand per verb, each a module with main(argv) -> exit code."""
+
+import importlib
+import sys
+
+# subcommand -> (module, one line of help). Modules are imported only when their verb is used.
+COMMANDS = {
+    "grade": ("autograder.grade", "grade a folder of submissions into grades.csv, results.json and a gradebook"),
+    "verify": ("autograder.verify", "grade the references, starters and known-wrong variants; fail on surprises"),
+    "check": ("autograder.check", "run the visible tests of your stages and show what to fix first"),
+    "play": ("autograder.play", "play tic-tac-toe against your own minimax, or watch two players"),
+    "build": ("autograder.build", "regenerate the starters (and notebooks) from solutions/; --check for drift"),
+    "release": ("autograder.release", "write the student copy of the course and check it leaks nothing"),
+    "gradescope": ("autograder.gradescope", "build a Gradescope autograder bundle (zip)"),
+    "doctor": ("autograder.doctor", "say which isolation this machine gives to student code, and why"),
+}
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: autograde COMMAND [options]   (autograde COMMAND --help for its options)", "", "commands:"]
+    lines += [f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"autograde: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    return module.main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

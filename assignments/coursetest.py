@@ -1,0 +1,166 @@
+"""Helpers for the visible tests: draw a board, judge an answer exactly, and explain a wrong one.
+
+The test files keep their examples in a table of plain values (EXAMPLES); this module turns a row of that
+table and the value your function returned into a message that shows the board and says what to try next.
+"""
+
+# One "try this" line per function, used when nothing more specific applies.
+TRY_THIS = {
+    "winner": "check all eight LINES (three rows, three columns, two diagonals) and return the mark that fills one.",
+    "to_move": "X moves first, so it is X's turn exactly when board.count('X') == board.count('O').",
+    "count_games": "a finished board is 1 game; otherwise add up the counts after each empty square is played "
+    "with to_move(board)'s mark.",
+    "score": "X takes the largest score of its moves, O the smallest; a finished board scores 1, -1 or 0.",
+    "choose_move": "try each empty square with the mover's mark, score the board, undo the move, and keep the "
+    "highest score for X, the lowest for O.",
+    "winning_square": "look for a line holding two of mark and one empty square, and return that empty square; "
+    "return -1 when there is none.",
+    "count_results": "a finished board is one game: [1, 0, 0], [0, 1, 0] or [0, 0, 1]; otherwise add the three "
+    "tallies of every move, position by position.",
+    "quickest_move": "a sooner win must be worth more than a later one: score a won board by its empty squares "
+    "plus one, then pick the move with the best such score.",
+}
+
+
+def draw(board, indent="    "):
+    """The board as a 3 x 3 grid; an empty square shows its number, so you can see which moves are left."""
+    cells = []
+    for square, mark in enumerate(board):
+        if mark == " ":
+            cells.append(str(square))
+        elif mark in ("X", "O"):
+            cells.append(mark)
+        else:
+            cells.append("?")
+    rows = [f"{indent} {cells[r]} | {cells[r + 1]} | {cells[r + 2]}" for r in (0, 3, 6)]
+    return f"\n{indent}---+---+---\n".join(rows)
+
+
+def side_by_side(left, right, left_title, right_title):
+    """Two drawn boards next to each other, each under its title."""
+    left_lines = [left_title] + draw(left, indent="").splitlines()
+    right_lines = [right_title] + draw(right, indent="").splitlines()
+    width = max(len(line) for line in left_lines) + 6
+    return "\n".join(f"    {a:<{width}}{b}" for a, b in zip(left_lines, right_lines, strict=True))
+
+
+def show(value):
+    """A value as Python would print it, naming its type when the type is part of the mistake."""
+    if isinstance(value, bool) or type(value) not in (int, str, list, tuple, set, type(None)):
+        return f"{value!r} (a {type(value).__name__})"
+    return repr(value)
+
+
+def call_text(function_name, args):
+    """How the call looks in code: winner(board), winning_square(board, 'X')."""
+    rest = "".join(f", {arg!r}" for arg in args[1:])
+    return f"{function_name}(board{rest})"
+
+
+def matches(result, expected):
+    """Is result the expected answer, with exactly the expected type (True is not 1, 'X ' is not 'X')?
+
+    A set of expected answers means any one of them is right. A list of expected counts also accepts a tuple.
+    """
+    if isinstance(expected, set):
+        return type(result) is int and result in expected
+    if expected is None:
+        return result is None
+    if isinstance(expected, list):
+        return (
+            type(result) in (list, tuple)
+            and len(result) == len(expected)
+            and all(type(value) is int for value in result)
+            and list(result) == expected
+        )
+    return type(result) is type(expected) and result == expected
+
+
+def expected_text(expected):
+    if isinstance(expected, set):
+        if len(expected) == 1:
+            return show(next(iter(expected)))
+        return "any one of " + ", ".join(str(square) for square in sorted(expected))
+    return show(expected)
+
+
+def hint(function_name, board, result, expected):
+    """One line saying what to try, as specific to this mistake as we can make it."""
+    finished = winner_of(board) is not None or " " not in board
+    if not isinstance(expected, set) and not matches(result, expected) and _same_value(result, expected):
+        kind = "a list or tuple of 3 ints" if isinstance(expected, list) else type(expected).__name__
+        return f"the value is right but its type is not: return {kind}, like {expected!r}."
+    if function_name == "winner":
+        if result == " ":
+            return "three empty squares in a line are not a win: check that the first square is not ' '."
+        if expected is None and result is not None:
+            return "return None when no line is filled with one mark (after the loop, not inside it)."
+    if function_name == "count_results" and winner_of(board) is not None and " " not in board:
+        return "this full board has a winner: check for a winner before checking for a full board."
+    if function_name in ("count_games", "count_results") and finished:
+        return "a finished board (a line is filled, or no square is empty) is exactly one game: check that first."
+    if function_name == "score" and finished:
+        return "a finished board is scored directly: 1 if X has a line, -1 if O has one, 0 if it is full."
+    if function_name in ("choose_move", "winning_square", "quickest_move") and isinstance(expected, set):
+        if type(result) is int and 0 <= result <= 8 and board[result] != " ":
+            return f"square {result} is already taken: only return an empty square."
+    return TRY_THIS.get(function_name, "read the function's contract in the README again.")
+
+
+def wrong_answer(function_name, args, result, expected, why):
+    """The message for a row of EXAMPLES that came out wrong: the call, the board, both answers, a hint."""
+    board = list(args[0])
+    lines = [
+        f"{call_text(function_name, args)} returned {show(result)}, but the answer is {expected_text(expected)}"
+        f" ({why}).",
+        "",
+        draw(board),
+        "",
+        f"    board = {board!r}   (numbers in the drawing are empty squares)",
+        f"Try this: {hint(function_name, board, result, expected)}",
+    ]
+    return "\n".join(lines)
+
+
+def board_changed(function_name, args, before, after):
+    """The message when a function left the board it was given in another state."""
+    return "\n".join(
+        [
+            f"{call_text(function_name, args)} changed the board it was given; it must leave it as it found it.",
+            "",
+            side_by_side(before, after, "before the call", "after the call"),
+            "",
+            "Try this: after trying a move (board[square] = mark) and looking ahead, undo it (board[square] = ' ').",
+        ]
+    )
+
+
+def winner_of(board):
+    """The winner of board ('X', 'O' or None), for choosing hints; a copy of the rule, not your code."""
+    lines = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+    for a, b, c in lines:
+        if board[a] in ("X", "O") and board[a] == board[b] == board[c]:
+            return board[a]
+    return None
+
+
+def _same_value(result, expected):
+    try:
+        if isinstance(expected, list):
+            return isinstance(result, (list, tuple)) and list(result) == expected
+        return result == expected
+    except Exception:
+        return False
+
+
+def wrong_type(function_name, args, result, wanted):
+    """The message when a function returned a value of the wrong type."""
+    return "\n".join(
+        [
+            f"{call_text(function_name, args)} returned {show(result)}, but it must return {wanted}.",
+            "",
+            draw(list(args[0])),
+            "",
+            "Try this: return the plain value itself; True is not 1, and '' or False is not None.",
+        ]
+    )

@@ -1,0 +1,58 @@
+"""What grading shows in the terminal: a progress bar while it runs and a students x stages table after."""
+
+import contextlib
+import sys
+
+from rich.console import Console as RichConsole
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from autograder.course import STAGES, TOTAL_POINTS
+from autograder.outputs.gradesheet import points
+
+
+class Console:
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.rich = RichConsole(stderr=False, highlight=False)
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            self.rich.print(text)
+
+    @contextlib.contextmanager
+    def progress(self, total: int):
+        """Yields advance(student): one step of a bar over the submissions being graded."""
+        if self.quiet or total == 0:
+            yield lambda student: None
+            return
+        columns = (
+            TextColumn("grading"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+        )
+        with Progress(*columns, console=self.rich, transient=not sys.stdout.isatty()) as bar:
+            task = bar.add_task("", total=total)
+            yield lambda student: bar.update(task, advance=1, description=student)
+
+    def summary(self, results: dict[str, dict]) -> None:
+        if self.quiet:
+            return
+        caption = "  ".join(f"{stage.id[:2]} {stage.module}" for stage in STAGES)
+        table = Table(title="Points per stage", caption=caption, show_lines=False)
+        table.add_column("student", overflow="fold")
+        for stage in STAGES:
+            table.add_column(f"{stage.id[:2]}\n/{stage.points}", justify="right")
+        table.add_column(f"total\n/{TOTAL_POINTS}", justify="right", style="bold")
+        for student in sorted(results):
+            stages = results[student]["extra_data"]["stages"]
+            cells = []
+            for stage in STAGES:
+                entry = stages[stage.id]
+                colour = "green" if entry["score"] == entry["max_score"] else "red" if entry["score"] == 0 else "yellow"
+                mark = "" if entry["outcome"] in ("passed", "failed", "missing", "error") else f" ({entry['outcome']})"
+                cells.append(f"[{colour}]{points(entry['score'])}{mark}[/]")
+            table.add_row(student, *cells, points(results[student]["score"]))
+        self.rich.print(table)

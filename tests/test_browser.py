@@ -1,0 +1,96 @@
+"""Do the report and the feedback pages work in a real browser: no console errors, plots drawn, links that resolve?
+
+Headless Chromium from Debian (chromium, chromium-driver), driven by selenium. Without them every test here
+is skipped with the reason, which `make test` prints in its summary (pytest -ra).
+"""
+
+from pathlib import Path
+
+import pytest
+
+from autograder.course import STAGES
+from autograder.outputs import report
+from autograder.outputs.report import browser_missing, chromium, write_pages
+from tests.test_report import HTML_NAME, fake_result
+
+MISSING = browser_missing()
+if MISSING:
+    pytest.skip(f"browser tests skipped: {MISSING}", allow_module_level=True)
+
+from selenium.webdriver.common.by import By  # noqa: E402 (only importable when the skip above did not happen)
+
+WIDTH, HEIGHT = 1366, 768  # a laptop screen
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory) -> Path:
+    """A class of 12 students: one whose name is HTML, two whose stage 02 timed out or crashed."""
+    out = tmp_path_factory.mktemp("pages")
+    names = [f"student {n:02}" for n in range(9)] + [HTML_NAME, "late#1", "ümlaut"]
+    outcomes = {"late#1": "timeout", "student 03": "crashed"}
+    write_pages(out, {name: fake_result(name, n, outcome=outcomes.get(name)) for n, name in enumerate(names)})
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    with chromium(tmp_path_factory.mktemp("profile"), WIDTH, HEIGHT) as driver:
+        yield driver
+
+
+def severe(driver) -> list[dict]:
+    """Console entries at error level since the last call (get_log empties the buffer)."""
+    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def test_the_report_loads_without_console_errors(browser, out):
+    browser.get((out / "report.html").as_uri())
+    assert browser.title == "Class report"
+    assert severe(browser) == []
+    # Readable on a laptop: nothing is wider than the window, so there is no sideways scrolling.
+    assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_the_plots_are_drawn_with_a_size(browser, out):
+    browser.get((out / "report.html").as_uri())
+    plots = browser.find_elements(By.TAG_NAME, "svg")
+    assert len(plots) == 1 + len(STAGES) + 1  # totals, one per stage, pass rates
+    for plot in plots:
+        assert plot.is_displayed()
+        assert plot.size["width"] > 100 and plot.size["height"] > 40
+        assert plot.find_elements(By.TAG_NAME, "rect")
+    # The totals histogram is on the first screen, not below it.
+    assert plots[0].location["y"] + plots[0].size["height"] <= HEIGHT
+
+
+def test_every_student_link_opens_their_feedback_page(browser, out):
+    browser.get((out / "report.html").as_uri())
+    links = browser.find_elements(By.CSS_SELECTOR, "#students td:first-child a")
+    targets = [(link.text, link.get_attribute("href")) for link in links]
+    assert sorted(name for name, _ in targets) == sorted(path.parent.name for path in out.glob("*/feedback.html"))
+    for name, href in targets:
+        browser.get(href)
+        assert browser.find_element(By.TAG_NAME, "h1").text == f"Feedback for {name}"
+        assert browser.title == f"Feedback for {name}"
+        assert severe(browser) == []
+
+
+def test_html_in_a_name_or_message_is_text_on_the_page(browser, out):
+    browser.get((out / "report.html").as_uri())
+    assert HTML_NAME in browser.find_element(By.ID, "students").text
+    browser.get((out / HTML_NAME / "feedback.html").as_uri())
+    assert f"Try this: {HTML_NAME}" in browser.find_element(By.TAG_NAME, "main").text
+    assert browser.execute_script("return document.scripts.length") == 0
+
+
+def test_the_flagged_submissions_are_listed(browser, out):
+    browser.get((out / "report.html").as_uri())
+    flagged = browser.find_element(By.ID, "flagged").text
+    assert "late#1" in flagged and "timed out" in flagged and "student 03" in flagged and "crashed" in flagged
+
+
+def test_the_screenshot_command_writes_a_png(out, tmp_path):
+    png = tmp_path / "shot.png"
+    assert report.main(["--screenshot", str(out / "report.html"), str(png)]) == 0
+    data = png.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 20_000

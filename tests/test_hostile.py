@@ -1,0 +1,195 @@
+"""Do hostile submissions, graded by the real grader, earn only what they honestly earn and leave the rest alone?
+
+One class: an honest student and one student per attack in tests/hostile/ (their rules.py attacks; their
+winning_square.py is the reference, to show the rest of their work is graded normally).
+"""
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import sandbox
+from autograder.course import ROOT, STAGE_BY_ID, STAGES
+from tests.classes import grade, perfect, read_grades, reference, write_student
+
+HOSTILE = Path(__file__).parent / "hostile"
+ATTACKS = sorted(path.stem for path in HOSTILE.glob("*.py"))
+RULES, SQUARE = STAGE_BY_ID["01_rules"], STAGE_BY_ID["05_winning_square"]
+# What each attacker's rules.py honestly earns (its to_move is right in these three, winner too in two).
+HONEST = {"network": RULES.points, "output_flood": RULES.points, "fork_setsid": RULES.points}
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that records every byte anyone sends it."""
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.received = b""
+        self.connections = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with connection:
+                connection.settimeout(2)
+                try:
+                    while chunk := connection.recv(65536):
+                        self.received += chunk
+                except OSError:
+                    pass
+
+
+def tree_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            digest.update(str(path.relative_to(folder)).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def survivors() -> list[int]:
+    """Processes started by fork_setsid.py (they name themselves) that are still alive."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == "hostile-linger":
+                if (entry / "stat").read_text().split(") ")[1][0] != "Z":
+                    found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+def make_class(folder: Path, port: int, attacks: list[str]) -> None:
+    write_student(folder / "honest", perfect())
+    for attack in attacks:
+        source = (HOSTILE / f"{attack}.py").read_text().replace("PORT = 0", f"PORT = {port}")
+        write_student(folder / f"hostile_{attack}", {RULES.id: source, SQUARE.id: reference(SQUARE.id)}, nested=False)
+
+
+def graded_class(tmp_path_factory, isolation: str, attacks: list[str]):
+    root = tmp_path_factory.mktemp(f"hostile-{isolation}")
+    listener = Listener()
+    make_class(root / "class", listener.port, attacks)
+    before = {"class": tree_digest(root / "class"), "solutions": tree_digest(ROOT / "solutions")}
+    result = grade(root / "class", root / "out", "--time-limit", "3", env={"AUTOGRADE_ISOLATION": isolation})
+    return root, listener, before, result
+
+
+@pytest.fixture(scope="module")
+def bubblewrap_class(tmp_path_factory):
+    if sandbox.detect().level != "bubblewrap":
+        pytest.skip(f"bubblewrap isolation is not available here: {sandbox.detect().detail}")
+    return graded_class(tmp_path_factory, "bubblewrap", ATTACKS)
+
+
+def test_the_batch_finishes_and_the_honest_student_is_untouched(bubblewrap_class):
+    """Does grading go through, with the honest student's marks exactly as without attackers?"""
+    root, _, _, result = bubblewrap_class
+    assert result.returncode == 0, result.stderr[-2000:]
+    grades = read_grades(root / "out")
+    assert set(grades) == {"honest", *(f"hostile_{a}" for a in ATTACKS)}
+    assert grades["honest"]["total"] == str(sum(s.points for s in STAGES))
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_an_attack_earns_only_its_honest_part(bubblewrap_class, attack):
+    """Does each attacker earn on rules.py only what honest code earns, and keep its other stage's marks?"""
+    root, _, _, _ = bubblewrap_class
+    row = read_grades(root / "out")[f"hostile_{attack}"]
+    assert float(row["01_rules"]) <= HONEST.get(attack, 0), f"{attack} earned {row['01_rules']} on 01_rules"
+    assert float(row["05_winning_square"]) == SQUARE.points, f"{attack} lost marks on its honest stage"
+    results = json.loads((root / "out" / f"hostile_{attack}" / "results.json").read_text())
+    assert results["extra_data"]["isolation"]["level"] == "bubblewrap"
+
+
+def test_nothing_was_read_or_sent_over_the_network(bubblewrap_class):
+    """Did the listener on 127.0.0.1 receive nothing at all?"""
+    _, listener, _, _ = bubblewrap_class
+    assert listener.connections == 0 and listener.received == b""
+
+
+def test_no_file_outside_the_sandbox_changed(bubblewrap_class):
+    """Are the class's files and the reference solutions byte for byte as before, and OUT holds only grader files?"""
+    root, _, before, _ = bubblewrap_class
+    assert tree_digest(root / "class") == before["class"]
+    assert tree_digest(ROOT / "solutions") == before["solutions"]
+    written = {p.relative_to(root / "out").as_posix() for p in (root / "out").rglob("*") if p.is_file()}
+    expected = {"grades.csv", "gradebook.db"} | {f"{s}/results.json" for s in read_grades(root / "out")}
+    assert not {name for name in written - expected if not name.startswith(("gradebook.db-", "report.html"))
+                and not name.endswith("feedback.html")}  # fmt: skip
+
+
+def test_no_process_outlives_its_stage(bubblewrap_class):
+    """Are the forked children and the setsid grandchild gone once grading ends?"""
+    assert no_survivors()
+
+
+def no_survivors() -> bool:
+    """True when no sandbox uid runs a process (allowing the kernel a moment to reap the last ones)."""
+    for _ in range(20):
+        if not survivors():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_reports_say_what_happened(bubblewrap_class):
+    """Do the attackers' results name the timeout, the crash and the wrong types?"""
+    root, _, _, _ = bubblewrap_class
+
+    def stage_result(attack):
+        results = json.loads((root / "out" / f"hostile_{attack}" / "results.json").read_text())
+        return results["extra_data"]["stages"]["01_rules"], results
+
+    assert stage_result("ignore_sigterm")[0]["outcome"] == "timeout"
+    assert stage_result("exit_at_import")[0]["outcome"] == "crashed"
+    assert stage_result("memory")[0]["outcome"] in ("error", "crashed")
+    always_equal = stage_result("always_equal")[1]
+    winner_test = next(t for t in always_equal["tests"] if t["extra_data"]["check"] == "winner/no-line")
+    assert "object of type Anything" in winner_test["output"]
+
+
+# The fallback level (no bubblewrap): limits and an unprivileged uid still hold against process and
+# resource attacks. Reading world-readable files is not prevented there; `autograde doctor` says so.
+FALLBACK_ATTACKS = ["exit_at_import", "fork_setsid", "ignore_sigterm", "memory", "output_flood", "always_equal"]
+
+
+def test_fallback_contains_resource_attacks(tmp_path_factory):
+    """Without bubblewrap, do limits and the unprivileged uid still contain runaway processes and memory?"""
+    if os.geteuid() != 0:
+        pytest.skip("the fallback's unprivileged uid needs the grader to run as root")
+    root, listener, before, result = graded_class(tmp_path_factory, "rlimits", FALLBACK_ATTACKS)
+    assert result.returncode == 0, result.stderr[-2000:]
+    grades = read_grades(root / "out")
+    assert grades["honest"]["total"] == str(sum(s.points for s in STAGES))
+    for attack in FALLBACK_ATTACKS:
+        assert float(grades[f"hostile_{attack}"]["01_rules"]) <= HONEST.get(attack, 0), attack
+        assert float(grades[f"hostile_{attack}"]["05_winning_square"]) == SQUARE.points, attack
+    results = json.loads((root / "out" / "honest" / "results.json").read_text())
+    assert results["extra_data"]["isolation"]["level"] == "rlimits"
+    assert no_survivors()
+
+
+@pytest.mark.parametrize("attack", ["read_solution", "read_other_student"])
+def test_the_reading_attacks_work_without_a_sandbox(tmp_path, attack):
+    """Control: run unsandboxed, would these attacks have found the answers? (So containing them means something.)"""
+    make_class(tmp_path / "class", 0, [attack])
+    student = tmp_path / "class" / f"hostile_{attack}"
+    probe = "import rules; print(rules.winner(list('XXXOO    ')), rules.to_move(list('XXXOO    ')))"
+    result = subprocess.run([sys.executable, "-c", probe], cwd=student, capture_output=True, text=True, timeout=120)
+    assert result.stdout.split() == ["X", "O"], result.stderr[-500:]

@@ -1,0 +1,233 @@
+"""Do the class report and the feedback pages show what the grader found, escaped, with hidden details held back?
+
+The main class is graded by the real grader: a perfect student (copies of solutions/), a starter student
+(the untouched assignments/ starters), a mixed one (one bug, one endless loop, one crash at import, one
+exception whose message is HTML) and a student whose name is HTML. Class sizes 0, 1 and 300 are built from
+results_json with hand-made stage results, which is quicker than grading 300 submissions.
+"""
+
+import json
+import re
+import shutil
+import statistics
+import time
+from html import escape, unescape
+from pathlib import Path
+
+import pytest
+
+from autograder import grade, judge, sandbox
+from autograder.course import STAGES, TOTAL_POINTS
+from autograder.outputs.gradesheet import points
+from autograder.outputs.report import HIDDEN_NOTE, feedback_href, feedback_html, markdown, pass_rates, write_pages
+from autograder.outputs.results import results_json
+
+HTML_NAME = "eve <script>alert(1)"
+HTML_MESSAGE = "<script>alert(1)</script> & <b>"
+
+
+def copy_class(root: Path) -> None:
+    """root/<student>/<stage>/<module>.py for a perfect, a starter and a mixed student."""
+    for stage in STAGES:
+        for student, source in (("perfect", stage.solution_path), ("starter", stage.starter_path)):
+            target = root / student / stage.id / stage.filename
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, target)
+    shutil.copytree(root / "starter", root / HTML_NAME)
+    shutil.copytree(root / "perfect", root / "mixed")
+    mixed = root / "mixed"
+    rules = mixed / "01_rules" / "rules.py"
+    rules.write_text(rules.read_text().replace("(0, 4, 8), (2, 4, 6),", "(0, 4, 8),"))  # a diagonal forgotten
+    loop = mixed / "02_count_games" / "count_games.py"
+    loop.write_text(loop.read_text() + "\nwhile True:\n    pass\n")
+    crash = mixed / "03_minimax" / "minimax.py"
+    crash.write_text("import os\nos._exit(3)\n" + crash.read_text())
+    memo = mixed / "04_memoization" / "memoization.py"
+    memo.write_text(
+        memo.read_text().replace(
+            "def score(board):\n", f"def score(board):\n    raise ValueError({HTML_MESSAGE!r})\n", 1
+        )
+    )
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> tuple[Path, dict[str, dict]]:
+    """(OUT, results by student) of the small class, graded for real with short limits (the loop ends sooner)."""
+    root = tmp_path_factory.mktemp("class")
+    copy_class(root / "submissions")
+    out = root / "out"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(judge, "stage_limits", lambda stage: sandbox.Limits(cpu_seconds=4, wall_seconds=8))
+        assert grade.main([str(root / "submissions"), "--out", str(out), "--quiet"]) == 0
+    results = {path.parent.name: json.loads(path.read_text()) for path in out.glob("*/results.json")}
+    write_pages(out, results)
+    return out, results
+
+
+def report_of(out: Path) -> str:
+    return (out / "report.html").read_text(encoding="utf-8")
+
+
+def section(page: str, anchor: str) -> str:
+    start = page.index(f'id="{anchor}"')
+    return page[start : page.index("</section>", start)]
+
+
+def test_every_student_is_linked_to_a_feedback_page_that_exists(graded):
+    out, results = graded
+    report = report_of(out)
+    assert set(results) == {"perfect", "starter", "mixed", HTML_NAME}
+    hrefs = set(re.findall(r'href="([^"#]+)"', report))
+    for student in results:
+        assert escape(feedback_href(student)) in hrefs
+        page = (out / student / "feedback.html").read_text(encoding="utf-8")
+        assert f"<title>Feedback for {escape(student)}</title>" in page
+    # The link is percent-encoded, so a browser finds the folder whatever characters the name holds.
+    assert feedback_href(HTML_NAME) == "eve%20%3Cscript%3Ealert%281%29/feedback.html"
+
+
+def test_pass_rates_run_from_most_failed_to_least(graded):
+    out, results = graded
+    rows = pass_rates(results)
+    assert len(rows) == len(results["perfect"]["tests"])  # one row per test, two stages' "board-unchanged" apart
+    assert [row["passed"] for row in rows] == sorted(row["passed"] for row in rows)
+    # The page shows them in that order too.
+    shown = [int(passed) for passed in re.findall(r"\((\d+)/4\)</tspan>", section(report_of(out), "tests"))]
+    assert shown == [row["passed"] for row in rows] and shown[0] == 1 and shown[-1] == 2
+    first = next(row for row in rows if row["stage"] == "01_rules" and row["check"] == "winner/diagonals")
+    assert first["passed"] == 1  # only the perfect student: the mixed one forgot a diagonal
+
+
+def test_submissions_that_timed_out_or_crashed_are_listed_with_the_reason(graded):
+    out, results = graded
+    flagged = section(report_of(out), "flagged")
+    assert "mixed" in flagged and "perfect" not in flagged and "starter" not in flagged
+    assert "02_count_games" in flagged and "03_minimax" in flagged
+    assert "04_memoization" not in flagged  # an exception is the student's error, not a crash
+    assert results["mixed"]["extra_data"]["stages"]["02_count_games"]["message"] in unescape(flagged)
+    assert "1 of 4 students" in flagged
+
+
+def test_the_table_colours_every_stage_of_every_student(graded):
+    out, _ = graded
+    students = section(report_of(out), "students")
+    assert len(re.findall(r'<td class="num full" style="[^"]+"><b>100</b></td>', students)) == 1
+    assert len(re.findall(r'<td class="num zero" style="[^"]+"><b>0</b></td>', students)) == 2
+    assert students.count("<tr>") == 1 + 4  # the header row and one per student
+    assert "bubblewrap" in report_of(out) or "Warning: submissions were not run in the full sandbox" in report_of(out)
+
+
+def test_html_from_a_submission_is_shown_as_text(graded):
+    out, _ = graded
+    pages = [report_of(out)] + [path.read_text(encoding="utf-8") for path in out.glob("*/feedback.html")]
+    for page in pages:
+        assert "<script" not in page and HTML_MESSAGE not in page
+    assert escape(HTML_NAME) in report_of(out)
+    mixed = (out / "mixed" / "feedback.html").read_text(encoding="utf-8")
+    assert escape(HTML_MESSAGE) in mixed  # the visible test shows the exception message, escaped
+
+
+def test_hidden_details_wait_for_show_hidden(graded):
+    out, results = graded
+    mixed = results["mixed"]
+    hidden = next(
+        t
+        for t in mixed["tests"]
+        if t["visibility"] == "after_published" and t["extra_data"]["check"] == "winner/diagonals"
+    )
+    detail = escape(hidden["output"].splitlines()[0])  # "winner was not right on 133 of 279 boards."
+    before = (out / "mixed" / "feedback.html").read_text(encoding="utf-8")
+    assert detail not in before and HIDDEN_NOTE in before
+    assert escape(hidden["name"].removeprefix("01_rules: ")) in before  # the name, status and score still show
+    after = feedback_html(mixed, show_hidden=True)
+    assert detail in after
+    visible = next(t for t in mixed["tests"] if t["visibility"] == "visible" and t["status"] == "failed")
+    assert escape(visible["output"].splitlines()[0]) in before
+
+
+def test_the_pages_need_nothing_from_the_network(graded):
+    out, _ = graded
+    for page in [report_of(out), (out / "mixed" / "feedback.html").read_text(encoding="utf-8")]:
+        assert re.findall(r"https?://[^\"' ]+", page) == ["http://www.w3.org/2000/svg"] * page.count("<svg")
+        assert "<script" not in page and "src=" not in page and "@import" not in page and "url(" not in page
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Hand-made classes: sizes, isolation, markdown
+
+
+def fake_result(student: str, seed: int, level: str = "bubblewrap", outcome: str | None = None) -> dict:
+    """A results.json dict: each test passes or fails by seed; outcome (e.g. "timeout") hits stage 02."""
+    stages = {}
+    for index, stage in enumerate(STAGES):
+        tests = [
+            judge.TestResult(
+                stage.id,
+                f"check/{n}",
+                stage.functions[0],
+                f"check number {n}",
+                2,
+                0,
+                "failed",
+                n < 2,
+                f"wrong on this board:\n\n```\n X | O | 2\n```\n\nTry this: `{student}`",
+            )  # fmt: skip
+            for n in range(stage.points // 2)
+        ]
+        for n, test in enumerate(tests):
+            if (seed * 7 + index * 3 + n * 5) % 11 < 7 - n % 3:
+                test.score, test.outcome, test.output = 2, "passed", ""
+        if outcome and stage.id == "02_count_games":
+            for test in tests:
+                test.score, test.outcome, test.output = 0, outcome, "count_games.py stopped: took too long"
+        score = sum(test.score for test in tests)
+        worst = "passed" if score == stage.points else outcome if outcome and index == 1 else "failed"
+        stages[stage.id] = judge.StageResult(stage.id, score, stage.points, worst, "", tests)
+    return results_json(student, stages, sandbox.Isolation(level, f"{level} for the test"), [], 1.0)
+
+
+def test_no_students_still_makes_a_report(tmp_path):
+    report = write_pages(tmp_path, {})
+    page = report.read_text(encoding="utf-8")
+    assert "No submissions were graded." in page and "no submissions graded yet" in page
+    assert page.count("<svg") == 1 + len(STAGES) + 1
+
+
+def test_one_student(tmp_path):
+    result = fake_result("solo", 3)
+    report = write_pages(tmp_path, {"solo": result})
+    page = report.read_text(encoding="utf-8")
+    assert 'href="solo/feedback.html"' in page
+    assert f"median {result['score']} / {TOTAL_POINTS}" in page or f"{result['score']} / {TOTAL_POINTS}" in page
+    assert (tmp_path / "solo" / "feedback.html").exists()
+
+
+def test_three_hundred_students_are_quick_and_all_linked(tmp_path):
+    results = {f"student{n:03}": fake_result(f"student{n:03}", n, outcome="timeout" if n % 50 == 0 else None)
+               for n in range(300)}  # fmt: skip
+    started = time.perf_counter()
+    report = write_pages(tmp_path, results)
+    assert time.perf_counter() - started < 10
+    page = report.read_text(encoding="utf-8")
+    assert all(f'href="{name}/feedback.html"' in page for name in results)
+    assert "6 of 300 students" in section(page, "flagged")
+    median = statistics.median(result["score"] for result in results.values())
+    assert f"median {points(median)}" in page
+    assert len(list(tmp_path.glob("*/feedback.html"))) == 300
+
+
+def test_weaker_isolation_is_a_visible_warning(tmp_path):
+    results = {"a": fake_result("a", 1), "b": fake_result("b", 2, level="rlimits")}
+    page = write_pages(tmp_path, results).read_text(encoding="utf-8")
+    assert 'class="warn"' in page and "rlimits for the test" in page
+    calm = write_pages(tmp_path, {"a": fake_result("a", 1)}).read_text(encoding="utf-8")
+    assert 'class="warn"' not in calm and "bubblewrap for the test" in calm
+
+
+def test_markdown_makes_code_blocks_and_paragraphs_and_escapes_both():
+    shown = markdown("first <i>line</i>\n\n```\n X | <O> \n```\nTry **this**: `pytest`")
+    assert shown == (
+        "<p>first &lt;i&gt;line&lt;/i&gt;</p>\n<pre> X | &lt;O&gt; </pre>\n"
+        "<p>Try <strong>this</strong>: <code>pytest</code></p>"
+    )
+    assert markdown("```\nunclosed") == "<pre>unclosed</pre>"

@@ -1,0 +1,150 @@
+"""Does the Gradescope bundle grade a submission in a stand-in /autograder as `autograde grade` would?
+
+Each test unpacks the bundle into a temporary root (AUTOGRADER_ROOT) and runs its run_autograder with this
+environment's interpreter (AUTOGRADER_PYTHON), because setup.sh installs from apt and PyPI: here it is only
+syntax-checked. Every results.json is validated against tests/schemas/gradescope-results.schema.json, written
+from Gradescope's published format.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from autograder import build, gradescope
+from autograder.course import STAGES, TOTAL_POINTS
+
+SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope-results.schema.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
+    assert gradescope.main([str(out)]) == 0
+    return out
+
+
+def unpack(bundle: Path, root: Path) -> Path:
+    """Lay the bundle out as Gradescope does: unzipped in ROOT/source, run_autograder copied to ROOT."""
+    source = root / "source"
+    with zipfile.ZipFile(bundle) as archive:
+        for info in archive.infolist():
+            path = source / info.filename
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(archive.read(info))
+            path.chmod((info.external_attr >> 16) & 0o777)  # zipfile drops modes that unzip keeps
+    shutil.copy2(source / "run_autograder", root / "run_autograder")
+    return root
+
+
+def grade(bundle: Path, root: Path, files: dict[str, str], **env: str) -> tuple[dict, subprocess.CompletedProcess]:
+    """Put files in ROOT/submission, run run_autograder, and return the validated results.json."""
+    unpack(bundle, root)
+    for name, text in files.items():
+        path = root / "submission" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    environment = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable, **env}
+    environment.pop("PYTHONPATH", None)
+    done = subprocess.run([str(root / "run_autograder")], capture_output=True, text=True, env=environment, timeout=600)
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, SCHEMA, cls=jsonschema.Draft202012Validator)
+    return results, done
+
+
+def reference(stage) -> str:
+    return build.solution_code(stage.solution_path.read_text())
+
+
+def test_schema_is_valid_and_strict():
+    """Is the schema itself valid, and does it reject what Gradescope would (bad status, visibility, format)?"""
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    assert validator.is_valid({"score": 3, "tests": [{"score": 1, "status": "passed", "visibility": "visible"}]})
+    for wrong in (
+        {},
+        {"tests": [{"name": "no score anywhere"}]},
+        {"score": 1, "visibility": "public"},
+        {"score": 1, "output_format": "markdown"},
+        {"score": 1, "tests": [{"score": 1, "status": "ok"}]},
+        {"score": "1"},
+        {"score": 1, "scroe": 2},
+    ):
+        assert not validator.is_valid(wrong), wrong
+
+
+def test_bundle_layout(bundle, tmp_path):
+    """Does the zip hold executable setup.sh and run_autograder, valid bash, and what the grader reads?"""
+    with zipfile.ZipFile(bundle) as archive:
+        modes = {info.filename: (info.external_attr >> 16) & 0o777 for info in archive.infolist()}
+    assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
+    for stage in STAGES:
+        assert f"solutions/{stage.id}/{stage.filename}" in modes
+        assert f"assignments/{stage.id}/test_{stage.module}.py" in modes
+    assert {"pyproject.toml", "autograder/grade.py", "autograder/checks/visible.py"} <= set(modes)
+    assert not [name for name in modes if "__pycache__" in name or name.startswith(("tests/", "nbgrader/"))]
+    root = unpack(bundle, tmp_path)
+    for script in ("source/setup.sh", "run_autograder"):
+        assert os.access(root / script, os.X_OK)
+        subprocess.run(["bash", "-n", str(root / script)], check=True)
+    again = tmp_path / "again.zip"
+    gradescope.write_bundle(again)
+    assert again.read_bytes() == bundle.read_bytes(), "the bundle should be the same bytes for the same sources"
+
+
+def test_reference_gets_full_marks(bundle, tmp_path):
+    """Do the reference solutions, in stage folders, score every point, graded by the bundle's own grader?"""
+    files = {f"{stage.id}/{stage.filename}": reference(stage) for stage in STAGES}
+    results, done = grade(bundle, tmp_path, files)
+    assert done.returncode == 0, done.stderr
+    assert f"grader: {tmp_path / 'source' / 'autograder'}" in done.stdout
+    assert results["score"] == TOTAL_POINTS
+    assert all(test["status"] == "passed" for test in results["tests"])
+    assert sum(test["max_score"] for test in results["tests"]) == TOTAL_POINTS
+
+
+def test_starters_get_nothing(bundle, tmp_path):
+    """Do the starters, uploaded flat (Gradescope's usual layout), score 0 with every test failed?"""
+    results, done = grade(bundle, tmp_path, {stage.filename: build.starter(stage) for stage in STAGES})
+    assert done.returncode == 0, done.stderr
+    assert results["score"] == 0
+    assert all(test["status"] == "failed" for test in results["tests"])
+    outcomes = {test["extra_data"]["outcome"] for test in results["tests"]}
+    assert "missing" not in outcomes, "every starter was found, so no stage should be missing"
+
+
+def test_buggy_submission_scores_in_between_under_the_fallback(bundle, tmp_path):
+    """Does one bug cost points in its stage only, also where namespaces are forbidden (rlimits fallback)?"""
+    files = {stage.filename: reference(stage) for stage in STAGES}
+    assert "(0, 4, 8), (2, 4, 6)," in files["rules.py"]
+    files["rules.py"] = files["rules.py"].replace("(0, 4, 8), (2, 4, 6),", "(0, 4, 8),")  # forget a diagonal
+    results, done = grade(bundle, tmp_path, files, AUTOGRADE_ISOLATION="rlimits")
+    assert done.returncode == 0, done.stderr
+    assert 0 < results["score"] < TOTAL_POINTS
+    assert results["extra_data"]["isolation"]["level"] == "rlimits"
+    assert "rlimits" in results["output"]
+    failed = {test["extra_data"]["check"] for test in results["tests"] if test["status"] == "failed"}
+    assert "winner/diagonals" in failed
+    assert {test["extra_data"]["stage"] for test in results["tests"] if test["status"] == "failed"} == {"01_rules"}
+
+
+def test_grader_failure_still_writes_results(bundle, tmp_path):
+    """When the grader cannot run at all, does the student get a valid results.json saying so, not a blank page?"""
+    results, done = grade(bundle, tmp_path, {}, AUTOGRADER_PYTHON=str(tmp_path / "no-such-python"))
+    assert done.returncode != 0
+    assert results["score"] == 0 and "not a grade" in results["output"]
+
+
+def test_student_name_comes_from_the_metadata(tmp_path):
+    """Is the student named from Gradescope's submission_metadata.json, with a fallback when it is absent?"""
+    assert gradescope.student_name(tmp_path) == "submission"
+    (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "ada@example.edu"}]}))
+    assert gradescope.student_name(tmp_path) == "ada@example.edu"
+    assert gradescope.main([str(tmp_path / "bundle.tar")]) == 2
+    assert not (tmp_path / "bundle.tar").exists()

@@ -1,0 +1,369 @@
+"""Does `autograde play` behave for a person at a terminal, and do its matches tell the truth?
+
+The human games run in a real pseudo-terminal (pexpect), the way a student types. The human's moves are
+computed from the reference score on the board the game has just drawn, so the tests do not depend on which
+of several equally good squares the perfect player picks.
+"""
+
+import importlib.util
+import io
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from autograder.course import ASSIGNMENTS, ROOT, SOLUTIONS
+from autograder.players import Perfect, draw, to_move, winner
+
+FIXTURES = Path(__file__).parent / "fixtures" / "play"
+MAX_FOR_BOTH = FIXTURES / "max_for_both"  # a known-wrong choose_move: O keeps the largest score too
+
+
+def load_reference():
+    spec = importlib.util.spec_from_file_location(
+        "_test_play_reference", SOLUTIONS / "04_memoization" / "memoization.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+REFERENCE = load_reference()
+
+
+def after(board, square):
+    board = list(board)
+    board[square] = to_move(board)
+    return board
+
+
+def move_scores(board):
+    return {square: REFERENCE.score(after(board, square)) for square in range(9) if board[square] == " "}
+
+
+def best_move(board):
+    """A best square for the player to move; on the empty board the centre, as a person might open."""
+    if board == [" "] * 9:
+        return 4
+    scores = move_scores(board)
+    pick = max if to_move(board) == "X" else min
+    return pick(scores, key=scores.get)
+
+
+def blunder(board):
+    """The worst square for the player to move: once the position is lost, perfect play punishes it."""
+    scores = move_scores(board)
+    pick = min if to_move(board) == "X" else max
+    return pick(scores, key=scores.get)
+
+
+# ---------------------------------------------------------------- human games in a real terminal
+
+BOARD_ROW = re.compile(r"^ (\S) \| (\S) \| (\S)\r?$", re.MULTILINE)
+
+
+def shown_board(text):
+    """The last board drawn in text, as the 9-square list (numbered squares are empty)."""
+    rows = BOARD_ROW.findall(text)[-3:]
+    assert len(rows) == 3, f"no board before the prompt in {text!r}"
+    return [" " if cell.isdigit() else cell for row in rows for cell in row]
+
+
+def spawn(*args):
+    child = pexpect.spawn(
+        sys.executable, ["-m", "autograder", "play", *args], cwd=str(ROOT), encoding="utf-8", timeout=15
+    )
+    child.logfile_read = io.StringIO()  # everything the player saw, to check for tracebacks at the end
+    return child
+
+
+def finish(child):
+    child.expect(pexpect.EOF)
+    child.close()
+    seen = child.logfile_read.getvalue()
+    assert "Traceback" not in seen, seen
+    return child.exitstatus, seen
+
+
+def play_out(child, human, choose):
+    """Answer every prompt for the human's mark with choose(board) until the game ends; return the verdict."""
+    while True:
+        found = child.expect([f"{human}, your move: ", r"\S+ \(\S+\) wins\.", r"It's a draw\."])
+        if found:
+            return child.after
+        child.sendline(str(choose(shown_board(child.before))))
+
+
+@pytest.mark.parametrize("human", ["X", "O"])
+def test_a_blundering_human_loses_to_perfect(human):
+    """Does the perfect player punish a human who keeps choosing the worst square, from either side?"""
+    sides = ["--o", "perfect"] if human == "X" else ["--x", "perfect", "--o", "human"]
+    child = spawn(*sides, "--seed", "1")
+    verdict = play_out(child, human, blunder)
+    other = "O" if human == "X" else "X"
+    assert verdict == f"{other} (perfect) wins."
+    assert finish(child)[0] == 0
+
+
+@pytest.mark.parametrize("human", ["X", "O"])
+def test_best_play_draws_with_perfect(human):
+    """Does a human who plays best moves (X opening in the centre) draw with the perfect player?"""
+    sides = ["--o", "perfect"] if human == "X" else ["--x", "perfect", "--o", "human"]
+    for seed in ("1", "2"):
+        child = spawn(*sides, "--seed", seed)
+        assert play_out(child, human, best_move) == "It's a draw."
+        assert finish(child)[0] == 0
+
+
+def test_invalid_input_is_rejected_and_the_game_goes_on():
+    """Are an out-of-range square, a non-number, an empty line and an occupied square refused with a message?"""
+    child = spawn("--seed", "3")
+    child.expect("Type the number of an empty square")
+    child.expect("X, your move: ")
+    for typed, message in [
+        ("9", "9 is not a square: the squares are numbered 0 to 8"),
+        ("-1", "-1 is not a square"),
+        ("abc", "'abc' is not a number"),
+        ("", "Type the number of an empty square"),
+    ]:
+        child.sendline(typed)
+        child.expect_exact(message)
+        child.expect("X, your move: ")
+    child.sendline("4")
+    child.expect("X, your move: ")
+    taken = shown_board(child.before)
+    child.sendline("4")
+    child.expect_exact("Square 4 is taken by X. Choose an empty square:")
+    child.expect("X, your move: ")
+    assert shown_board(child.logfile_read.getvalue()) == taken  # nothing was played for the refused inputs
+    child.sendline(str(best_move(taken)))
+    assert play_out(child, "X", best_move) == "It's a draw."
+    assert finish(child)[0] == 0
+
+
+def test_ctrl_d_leaves_cleanly():
+    child = spawn()
+    child.expect("X, your move: ")
+    child.sendeof()
+    child.expect_exact("Game abandoned.")
+    assert finish(child)[0] == 0
+
+
+def worker_alive(marker):
+    """Is a process whose command line mentions marker still running? (Linux /proc only.)"""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker in cmdline.read_bytes().decode(errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+@pytest.mark.parametrize("moment", ["at the prompt", "while the student's function is stuck"])
+def test_ctrl_c_leaves_cleanly_and_ends_the_worker(tmp_path, moment):
+    """Does Ctrl-C exit with 130 and no traceback, leaving no worker behind even if it was busy?"""
+    stage = tmp_path / "03_minimax"
+    stage.mkdir()
+    body = "while True:\n            pass" if moment.startswith("while") else "return board.index(' ')"
+    (stage / "minimax.py").write_text(
+        f"def choose_move(board):\n    if board.count(' ') == 8:\n        {body}\n    return board.index(' ')\n"
+    )
+    child = spawn("--o", "minimax", "--from-folder", str(tmp_path), "--time-limit", "30")
+    child.expect("X, your move: ")
+    child.sendline("4")
+    if moment == "at the prompt":
+        child.expect("X, your move: ")
+    else:
+        time.sleep(0.5)  # the worker is now looping on O's first move
+    child.sendintr()
+    child.expect_exact("Game abandoned.")
+    status, _ = finish(child)
+    assert status == 130
+    deadline = time.time() + 5
+    while Path("/proc").is_dir() and worker_alive(str(tmp_path)) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not (Path("/proc").is_dir() and worker_alive(str(tmp_path))), "the student's worker outlived the game"
+
+
+def test_a_human_can_play_a_student_module():
+    """Does a student's player (the reference memoization here) take its turns in an interactive game?"""
+    child = spawn("--x", "human", "--o", "memoization", "--from-folder", str(SOLUTIONS))
+    child.expect_exact(f"O: your memoization.choose_move ({SOLUTIONS.relative_to(ROOT)}/04_memoization/memoization.py)")
+    assert play_out(child, "X", blunder) == "O (memoization.choose_move) wins."
+    assert finish(child)[0] == 0
+
+
+# ---------------------------------------------------------------- matches
+
+
+def run(*args):
+    result = subprocess.run(
+        [sys.executable, "-m", "autograder", "play", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
+    return result
+
+
+def tally(output):
+    found = dict(re.findall(r"^(X wins|O wins|draws): +(\d+)$", output, re.MULTILINE))
+    return int(found["X wins"]), int(found["O wins"]), int(found["draws"])
+
+
+@pytest.mark.parametrize("side", ["X", "O"])
+def test_perfect_never_loses_to_random(side):
+    """Over 300 seeded games from each side, does the perfect player never lose?"""
+    x, o = ("perfect", "random") if side == "X" else ("random", "perfect")
+    for seed in ("1", "2", "3"):
+        result = run("--x", x, "--o", o, "--games", "100", "--seed", seed)
+        assert result.returncode == 0, result.stdout
+        x_wins, o_wins, draws = tally(result.stdout)
+        assert x_wins + o_wins + draws == 100
+        assert (o_wins if side == "X" else x_wins) == 0
+        assert f"perfect ({side}) never lost." in result.stdout
+
+
+def test_perfect_only_ever_picks_best_moves():
+    """At every reachable position, is each square perfect may pick (any tie) a best square by the reference?
+
+    Stronger than any number of matches: whatever ties it breaks, and whoever it faces, it cannot lose.
+    """
+    perfect = Perfect(rng=None)
+    perfect.start()
+    seen, stack = set(), [[" "] * 9]
+    while stack:
+        board = stack.pop()
+        if "".join(board) in seen or winner(board) or " " not in board:
+            continue
+        seen.add("".join(board))
+        quick = perfect.scores(list(board))
+        best_quick = (max if to_move(board) == "X" else min)(quick.values())
+        plain = move_scores(board)
+        best_plain = (max if to_move(board) == "X" else min)(plain.values())
+        assert all(plain[square] == best_plain for square, value in quick.items() if value == best_quick), board
+        stack.extend(after(board, square) for square in plain)
+    assert len(seen) == 4520  # every unfinished reachable position (COURSE.md)
+
+
+@pytest.mark.parametrize("module", ["minimax", "memoization", "quickest_move"])
+@pytest.mark.parametrize("side", ["X", "O"])
+def test_reference_modules_never_lose_to_random(module, side):
+    x, o = (module, "random") if side == "X" else ("random", module)
+    result = run("--x", x, "--o", o, "--games", "100", "--seed", "5", "--from-folder", str(SOLUTIONS))
+    assert result.returncode == 0, result.stdout
+    x_wins, o_wins, _ = tally(result.stdout)
+    assert (o_wins if side == "X" else x_wins) == 0
+    assert f"({side}) never lost." in result.stdout
+
+
+def test_a_wrong_choose_move_loses_and_the_lost_game_is_shown():
+    """Does a choose_move that maximises for O lose games, and are the printed moves a game it really lost?"""
+    result = run("--x", "random", "--o", "minimax", "--games", "100", "--seed", "7", "--from-folder", str(MAX_FOR_BOTH))
+    assert result.returncode == 0, result.stdout
+    x_wins, _, _ = tally(result.stdout)
+    assert x_wins > 0
+    assert re.search(
+        rf"minimax\.choose_move \(O\) lost {x_wins} of the 100 games\. The first was game \d+:", result.stdout
+    )
+    moves = [int(square) for square in re.search(r"^  moves: ([\d ]+)$", result.stdout, re.MULTILINE)[1].split()]
+    board = [" "] * 9
+    for square in moves:
+        assert board[square] == " " and not winner(board)
+        board[square] = to_move(board)
+    assert winner(board) == "X"
+    assert draw(board) in result.stdout
+    x_moves = " ".join(map(str, moves[::2]))
+    assert f"autograde play --x human --o minimax --from-folder {MAX_FOR_BOTH}  and, as X, play {x_moves}" in (
+        result.stdout
+    )
+
+
+def test_a_wrong_choose_move_loses_to_perfect_on_screen():
+    result = run("--x", "perfect", "--o", "minimax", "--seed", "1", "--from-folder", str(MAX_FOR_BOTH))
+    assert result.returncode == 0
+    assert "O (minimax.choose_move) plays" in result.stdout
+    assert result.stdout.rstrip().endswith("X (perfect) wins.")
+
+
+def test_games_needs_two_players_that_are_not_human():
+    result = run("--games", "10")
+    assert result.returncode == 2
+    assert "not human" in result.stderr
+
+
+# ---------------------------------------------------------------- a student's function that goes wrong
+
+FIRST_EMPTY = "return board.index(' ')"
+# Each fixture misbehaves only on O's first move (8 empty squares) so the game, not the readiness check, stops.
+BROKEN = {
+    "raises": ("return 1 // 0", ["raised ZeroDivisionError: integer division or modulo by zero", "minimax.py line 3"]),
+    "occupied": ("return board.index('X')", ["returned", "but square", "is taken by X"]),
+    "out of range": ("return 9", ["returned 9, which is not a square"]),
+    "bool": ("return True", ["returned True, a bool"]),
+    "none": ("return None", ["returned None (does every way through the function end in a return?)"]),
+    "str": ("return '4'", ["returned '4', a str"]),
+    "changes the board": ("board[board.index(' ')] = 'O'\nreturn board.index(' ')", ["changed the board"]),
+    "loops": ("while True:\n    pass", ["took more than 1 second to choose a move and was stopped"]),
+    "exits": ("raise SystemExit(3)", ["raised SystemExit: 3"]),
+}
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_a_broken_function_stops_the_game_with_one_message(tmp_path, name):
+    body, expected = BROKEN[name]
+    stage = tmp_path / "03_minimax"
+    stage.mkdir()
+    source = f"def choose_move(board):\n    if board.count(' ') == 8:\n{textwrap.indent(body, ' ' * 8)}\n"
+    (stage / "minimax.py").write_text(f"{source}    {FIRST_EMPTY}\n")
+    started = time.time()
+    result = run("--x", "random", "--o", "minimax", "--games", "20", "--seed", "1", "--from-folder", str(tmp_path),
+                 "--time-limit", "1")  # fmt: skip
+    assert result.returncode == 1
+    assert time.time() - started < 10
+    out = result.stdout
+    assert "The game stops: minimax.choose_move " in out
+    for text in expected:
+        assert text in out
+    assert "It was O's move (game 1 of 20, moves so far: " in out
+    assert "---+---+---" in out  # the board it was asked about
+
+
+def test_a_function_broken_from_the_start_fails_the_readiness_check(tmp_path):
+    stage = tmp_path / "03_minimax"
+    stage.mkdir()
+    (stage / "minimax.py").write_text("def choose_move(board):\n    return 0\n")
+    result = run("--x", "minimax", "--o", "random", "--from-folder", str(tmp_path))
+    assert result.returncode == 1
+    assert "The game stops: minimax.choose_move returned 0, but square 0 is taken by X" in result.stdout
+    assert "before play began" in result.stdout
+
+
+def test_an_unwritten_stage_is_one_line():
+    """Does the starter's NotImplementedError give one line that names the function, and exit 1?"""
+    result = run("--x", "human", "--o", "quickest_move", "--from-folder", str(ASSIGNMENTS))
+    assert result.returncode == 1
+    assert result.stdout.strip().startswith("quickest_move.quickest_move is not written yet:")
+    assert len(result.stdout.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (None, "there is no"),
+        ("def choose_move(board)\n    return 1\n", "could not be loaded: SyntaxError"),
+        ("while True:\n    pass\n", "took more than 1 second to load"),
+    ],
+    ids=["missing", "syntax error", "loops on import"],
+)
+def test_a_module_that_cannot_load_is_one_message(tmp_path, source, expected):
+    if source is not None:
+        (tmp_path / "03_minimax").mkdir()
+        (tmp_path / "03_minimax" / "minimax.py").write_text(source)
+    result = run("--o", "minimax", "--from-folder", str(tmp_path), "--time-limit", "1")
+    assert result.returncode == 1
+    assert expected in result.stdout

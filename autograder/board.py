@@ -1,4 +1,31 @@
-"""Drawing boards for people: the grader's feedback and the terminal game share it."""
+"""The board for the grader's own use: the rules of the game, and drawing a board for people.
+
+Feedback, the terminal game and its players share these. (The right answers the grader judges
+with come from the reference solutions, through autograder.oracle.)
+"""
+
+# The eight lines that win: three rows, three columns, two diagonals.
+LINES = (
+    (0, 1, 2), (3, 4, 5), (6, 7, 8),
+    (0, 3, 6), (1, 4, 7), (2, 5, 8),
+    (0, 4, 8), (2, 4, 6),
+)  # fmt: skip
+
+
+def winner(board):
+    """'X' or 'O' if that player has a line on board, else None."""
+    for a, b, c in LINES:
+        if board[a] != " " and board[a] == board[b] == board[c]:
+            return board[a]
+    return None
+
+
+def to_move(board) -> str:
+    return "X" if board.count("X") == board.count("O") else "O"
+
+
+def empty_squares(board) -> list[int]:
+    return [square for square in range(9) if board[square] == " "]
 
 
 def draw(board, numbers: bool = True) -> str:

@@ -14,8 +14,9 @@ import argparse
 import random
 from pathlib import Path
 
+from autograder.board import draw, to_move, winner
 from autograder.course import ASSIGNMENTS
-from autograder.players import KINDS, PROBE, Human, Quit, Stop, Student, draw, make, shown, to_move, winner
+from autograder.players import KINDS, PROBE, Human, Quit, Stop, Student, make, shown
 
 DESCRIPTIONS = {
     "human": "you, at the keyboard",

@@ -17,13 +17,8 @@ import threading
 import traceback
 from pathlib import Path
 
+from autograder.board import empty_squares, to_move
 from autograder.course import ROOT, SOLUTIONS, STAGE_BY_MODULE
-
-LINES = (
-    (0, 1, 2), (3, 4, 5), (6, 7, 8),
-    (0, 3, 6), (1, 4, 7), (2, 5, 8),
-    (0, 4, 8), (2, 4, 6),
-)  # fmt: skip
 
 # The student players: module name -> the function asked for a move.
 STUDENT_FUNCTIONS = {"minimax": "choose_move", "memoization": "choose_move", "quickest_move": "quickest_move"}
@@ -32,28 +27,6 @@ KINDS = ("human", "random", "perfect", *STUDENT_FUNCTIONS)
 # Asked once before play so a starter that still raises NotImplementedError is caught before the first move.
 # One empty square, and X to move wins there: a legal board for every stage, quickest_move's included.
 PROBE = ["X", "O", "X", "O", "X", "O", "O", "X", " "]
-
-
-def winner(board):
-    """'X' or 'O' if that player has a line on board, else None."""
-    for a, b, c in LINES:
-        if board[a] != " " and board[a] == board[b] == board[c]:
-            return board[a]
-    return None
-
-
-def to_move(board):
-    return "X" if board.count("X") == board.count("O") else "O"
-
-
-def empty_squares(board):
-    return [square for square in range(9) if board[square] == " "]
-
-
-def draw(board):
-    """The board as text, empty squares showing their numbers so a human can type them."""
-    cells = [mark if mark != " " else str(square) for square, mark in enumerate(board)]
-    return "\n---+---+---\n".join(" " + " | ".join(cells[row : row + 3]) for row in (0, 3, 6))
 
 
 def shown(path):

@@ -17,8 +17,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from autograder.board import draw, to_move, winner
 from autograder.course import ASSIGNMENTS, ROOT, SOLUTIONS
-from autograder.players import Perfect, draw, to_move, winner
+from autograder.players import Perfect
 
 FIXTURES = Path(__file__).parent / "fixtures" / "play"
 MAX_FOR_BOTH = FIXTURES / "max_for_both"  # a known-wrong choose_move: O keeps the largest score too

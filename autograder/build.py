@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from autograder import notebooks
 from autograder.course import ROOT, STAGES, Stage
 
 BEGIN = "### BEGIN SOLUTION"
@@ -93,6 +94,7 @@ def starter(stage: Stage) -> str:
 GENERATORS: list[tuple[Callable[[], list[Stage]], Callable[[Stage], Path], Callable[[Stage], str]]] = [
     (lambda: list(STAGES), lambda s: s.starter_path, starter),
 ]
+GENERATORS += notebooks.GENERATORS  # nbgrader source notebooks and the course folder's config
 
 
 def rendered() -> dict[Path, str]:

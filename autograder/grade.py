@@ -45,7 +45,7 @@ def grade_submission(submission: Submission, isolation: sandbox.Isolation, secon
         source = submission.sources[stage.id]
         result = grade_stage(stage, source.text, isolation, seconds)
         if source.notes:
-            result.message = " ".join([*source.notes, result.message]).strip()
+            result.message = "; ".join(filter(None, [*source.notes, result.message]))
         stages[stage.id] = result
     notes = list(submission.notes)
     for stage_id, result in stages.items():

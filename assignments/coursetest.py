@@ -23,16 +23,12 @@ TRY_THIS = {
 
 
 def draw(board, indent="    "):
-    """The board as a 3 x 3 grid; an empty square shows its number, so you can see which moves are left."""
-    cells = []
-    for square, mark in enumerate(board):
-        if mark == " ":
-            cells.append(str(square))
-        elif mark in ("X", "O"):
-            cells.append(mark)
-        else:
-            cells.append("?")
-    rows = [f"{indent} {cells[r]} | {cells[r + 1]} | {cells[r + 2]}" for r in (0, 3, 6)]
+    """The board as a 3 x 3 grid, empty squares as dots, with the square numbers beside it.
+
+    (A number inside an empty square is easily misread: 0 looks like O.)
+    """
+    cells = [mark if mark in ("X", "O") else "·" if mark == " " else "?" for mark in board]
+    rows = [f"{indent} {cells[r]} | {cells[r + 1]} | {cells[r + 2]}      {r} {r + 1} {r + 2}" for r in (0, 3, 6)]
     return f"\n{indent}---+---+---\n".join(rows)
 
 
@@ -116,7 +112,7 @@ def wrong_answer(function_name, args, result, expected, why):
         "",
         draw(board),
         "",
-        f"    board = {board!r}   (numbers in the drawing are empty squares)",
+        f"    board = {board!r}   (dots are empty squares; the small grid numbers them)",
         f"Try this: {hint(function_name, board, result, expected)}",
     ]
     return "\n".join(lines)

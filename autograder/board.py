@@ -33,3 +33,13 @@ def draw(board, numbers: bool = True) -> str:
     cells = [mark if mark != " " else (str(square) if numbers else " ") for square, mark in enumerate(board)]
     rows = [" " + " | ".join(cells[r * 3 : r * 3 + 3]) for r in (0, 1, 2)]
     return "\n---+---+---\n".join(rows)
+
+
+def draw_with_key(board) -> str:
+    """The board with empty squares as dots, and the square numbers in a grid beside it.
+
+    In feedback a digit in an empty square is easily misread (0 looks like O), so the numbers stand apart.
+    """
+    rows = [" " + " | ".join(mark if mark != " " else "·" for mark in board[r * 3 : r * 3 + 3]) for r in (0, 1, 2)]
+    keys = [" ".join(str(square) for square in range(r * 3, r * 3 + 3)) for r in (0, 1, 2)]
+    return "\n---+---+---\n".join(f"{row}      {key}" for row, key in zip(rows, keys, strict=True))

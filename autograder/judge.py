@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import sandbox
-from autograder.board import draw
+from autograder.board import draw_with_key
 from autograder.checks import Check, stage_checks
 from autograder.course import Stage
 
@@ -235,7 +235,8 @@ def _result(check: Check, outcome: str, wrong: int, problems: list) -> TestResul
     if not passed:
         for problem in problems[: SHOWN_FAILURES if check.visible else 1]:
             board, one, text = problem[0], problem[1], problem[2]
-            lines.append(f"On this board ({call_text(check.function, one.args)}):\n\n```\n{draw(board)}\n```\n")
+            drawing = draw_with_key(board)
+            lines.append(f"On this board ({call_text(check.function, one.args)}):\n\n```\n{drawing}\n```\n")
             lines.append(f"your function {text}" if text.startswith("returned") else text)
             if check.visible and len(problem) > 3:
                 answers = sorted(one.accept, key=repr)
@@ -297,8 +298,8 @@ def judge_unchanged(check: Check, steps: list[dict], replies: dict, answered: bo
         outcome = "failed"
         text = (
             f"{len(changed)} calls changed the board they were given. {step['call']} was given:\n\n```\n"
-            f"{draw(step['args'][0])}\n```\n\nand left it as:\n\n```\n"
-            f"{draw(after) if isinstance(after, list) and len(after) == 9 else shown(after)}\n```"
+            f"{draw_with_key(step['args'][0])}\n```\n\nand left it as:\n\n```\n"
+            f"{draw_with_key(after) if isinstance(after, list) and len(after) == 9 else shown(after)}\n```"
         )
     elif not answered:
         outcome = "not-run"

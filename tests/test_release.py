@@ -44,6 +44,15 @@ def test_the_release_holds_the_student_files_and_no_grader(released):
             assert build.BEGIN not in text and build.END not in text, path
 
 
+def test_the_instructions_name_commands_the_release_has(released):
+    """Do the released instructions send students to `python check.py`, never to the grader's `autograde`?"""
+    readmes = sorted(released.rglob("README.md"))
+    assert len(readmes) == 8
+    for readme in readmes:
+        assert "autograde " not in readme.read_text(), readme  # the command; "the autograder" is fine
+    assert "python check.py" in (released / "assignments" / "01_rules" / "README.md").read_text()
+
+
 def test_the_visible_tests_run_in_the_release(released, tmp_path):
     """Does `pytest assignments/01_rules` work in the release: the starter fails, the reference passes?"""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}

@@ -105,7 +105,11 @@ def main(argv: list[str] | None = None) -> int:
 
     console = Console(quiet=args.quiet)
     isolation = sandbox.detect()
-    console.say(f"Isolation: {isolation.level} — {isolation.detail}")
+    if isolation.level == "bubblewrap":
+        console.say(f"Isolation: {isolation.level} — {isolation.detail}")
+    else:  # said even with --quiet: grading without the sandbox is something an instructor must know
+        print(f"WARNING: student code runs without the bubblewrap sandbox ({isolation.detail}); "
+              "limits and an unprivileged uid still apply. `autograde doctor` explains.", file=sys.stderr)  # fmt: skip
     gradebook = Gradebook(args.gradebook or args.out / "gradebook.db")
     suite = suite_hash()
     run_id = gradebook.start_run(suite, isolation.level, str(args.submissions.resolve()))

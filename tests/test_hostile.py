@@ -175,6 +175,7 @@ def test_fallback_contains_resource_attacks(tmp_path_factory):
         pytest.skip("the fallback's unprivileged uid needs the grader to run as root")
     root, listener, before, result = graded_class(tmp_path_factory, "rlimits", FALLBACK_ATTACKS)
     assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stderr.count("without the bubblewrap sandbox") == 1, "announced once, even with --quiet"
     grades = read_grades(root / "out")
     assert grades["honest"]["total"] == str(sum(s.points for s in STAGES))
     for attack in FALLBACK_ATTACKS:

@@ -17,21 +17,31 @@ MAX_ITEMS = 16  # longest list or tuple reported back; answers in this course ar
 
 
 def encode(value, depth=0):
-    """A JSON form of value that keeps its exact type: bool is not int, a str subclass is not str."""
+    """A short string that keeps value's exact type: bool is not int, a str subclass is not str.
+
+    "n" None, "b1"/"b0" a bool, "i<digits>" an int, "s<text>" a str, "f<repr>" a float, "l[...]"/"t[...]" a
+    list or tuple (a JSON list of its items' encodings), "o<type name>:<text>" anything else.
+    """
     kind = type(value)
     if value is None:
-        return ["none"]
-    if kind is bool or kind is int or kind is str:
-        return [kind.__name__, value]
+        return "n"
+    if kind is str:
+        return "s" + value
+    if kind is int:
+        return "i" + str(value) if -(10**18) < value < 10**18 else "ohuge int:"
+    if kind is bool:
+        return "b1" if value else "b0"
     if kind is float:
-        return ["float", repr(value)]
+        return "f" + repr(value)
     if (kind is list or kind is tuple) and depth < 2:
-        return [kind.__name__, [encode(item, depth + 1) for item in value[:MAX_ITEMS]], len(value)]
+        items = [encode(item, depth + 1) for item in value[:MAX_ITEMS]]
+        return ("l" if kind is list else "t") + json.dumps(items + ["..."] * (len(value) > MAX_ITEMS))
     try:
         text = object.__repr__(value)  # never the object's own __repr__, which is student code
     except Exception:
         text = "?"
-    return ["other", kind.__name__ if isinstance(kind.__name__, str) else "?", text[:80]]
+    name = kind.__name__ if isinstance(kind.__name__, str) else "?"
+    return f"o{name[:40]}:{text[:80]}"
 
 
 class CallTimeout(BaseException):
@@ -63,82 +73,148 @@ def describe(error):
     return type(error).__name__, text[:300]
 
 
+def same_squares(board, given):
+    """Whether the list handed to the student still holds the squares of the board string given."""
+    try:
+        return "".join(board) == given
+    except TypeError:  # something that is not a string was put on the board
+        return False
+
+
 def run_step(module, filename, step):
-    """One step: a call with a copy of a board, or the memo experiment of the memoization stage."""
-    reply = {"id": step["id"]}
+    """One step: a call with a copy of a board, or the memo experiment of the memoization stage.
+
+    A call that returns without touching its board replies with the short form (id, value); anything
+    else (an error, a changed board, the memo experiment) replies with a dict that says what happened.
+    """
     function = getattr(module, step["call"], None)
     if not callable(function):
-        reply.update(ok=False, error="missing", message=f"{filename} has no function {step['call']}")
-        return reply
-    board = list(step["args"][0])
-    args = [board] + list(step["args"][1:])
-    counter, original = None, function
+        message = f"{filename} has no function {step['call']}"
+        return {"id": step["id"], "ok": False, "error": "missing", "message": message}
+    given = step["args"][0]
+    board = list(given)
     if step.get("memo"):
-        memo = getattr(module, "memo", None)
-        if type(memo) is not dict:
-            reply.update(ok=False, error="memo", message=f"{filename} has no module-level dict called memo")
-            return reply
-        memo.clear()
-        counter = [0]
+        return memo_experiment(module, filename, step, function, board)
+    seconds = step.get("seconds")  # only the searches get a timer of their own: arming it costs time
+    if seconds:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        value = function(board, *step["args"][1:])
+    except CallTimeout:
+        return {"id": step["id"], "ok": False, "error": "slow", "message": f"took longer than {seconds} seconds"}
+    except BaseException as error:  # noqa: B036 - SystemExit and KeyboardInterrupt are student errors here
+        name, text = describe(error)
+        return {"id": step["id"], "ok": False, "error": name, "message": text, "where": where_in(filename, error)}
+    finally:
+        if seconds:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    if not same_squares(board, given):
+        return {"id": step["id"], "ok": True, "value": encode(value), "changed": encode(board)}
+    return step["id"], encode(value)
 
-        def counted(board):
-            counter[0] += 1
-            return original(board)
 
-        setattr(module, step["call"], counted)  # the recursion looks the name up, so it is counted too
-        function = counted
+def memo_experiment(module, filename, step, original, board):
+    """Clear memo, score the board while counting every call of score, and report memo's size."""
+    reply = {"id": step["id"]}
+    memo = getattr(module, "memo", None)
+    if type(memo) is not dict:
+        reply.update(ok=False, error="memo", message=f"{filename} has no module-level dict called memo")
+        return reply
+    memo.clear()
+    counter = [0]
+
+    def counted(board):
+        counter[0] += 1
+        return original(board)
+
+    setattr(module, step["call"], counted)  # the recursion looks the name up, so it is counted too
     signal.setitimer(signal.ITIMER_REAL, step.get("seconds", 10))
     started = time.perf_counter()
     try:
-        value = function(*args)
-        reply.update(ok=True, value=encode(value))
+        reply.update(ok=True, value=encode(counted(board)))
     except CallTimeout:
         reply.update(ok=False, error="slow", message=f"took longer than {step.get('seconds', 10)} seconds")
-    except BaseException as error:  # noqa: B036 - SystemExit and KeyboardInterrupt are student errors here
+    except BaseException as error:  # noqa: B036
         name, text = describe(error)
         reply.update(ok=False, error=name, message=text, where=where_in(filename, error))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    reply["seconds"] = round(time.perf_counter() - started, 6)
-    if board != list(step["args"][0]):
-        reply["changed"] = encode(board)
-    if counter is not None:
         setattr(module, step["call"], original)
-        reply["calls"] = counter[0]
-        memo = getattr(module, "memo", None)
-        reply["memo_size"] = len(memo) if type(memo) is dict else None
+    reply["seconds"] = round(time.perf_counter() - started, 6)
+    reply["calls"] = counter[0]
+    memo = getattr(module, "memo", None)
+    reply["memo_size"] = len(memo) if type(memo) is dict else None
+    if not same_squares(board, step["args"][0]):
+        reply["changed"] = encode(board)
     return reply
+
+
+class Replies:
+    """Replies go out in batches, one JSON object per line: one write per batch, not one per call.
+
+    A batch is {"ids": [...], "values": [...], "details": [...]}: the calls that simply returned, as two
+    parallel lists, and the full replies of the rest. It is sent when BATCH long or FLUSH_SECONDS old,
+    so a child that dies loses at most that much of its finished work.
+    """
+
+    BATCH = 1024
+    FLUSH_SECONDS = 0.02
+
+    def __init__(self, fd):
+        self.fd, self.since = fd, time.monotonic()
+        self.ids, self.values, self.details = [], [], []
+
+    def add(self, reply):
+        if type(reply) is tuple:
+            self.ids.append(reply[0])
+            self.values.append(reply[1])
+        else:
+            self.details.append(reply)
+        if len(self.ids) + len(self.details) >= self.BATCH or time.monotonic() - self.since >= self.FLUSH_SECONDS:
+            self.flush()
+
+    def send(self, message):
+        self.flush()
+        self._write(json.dumps(message) + "\n")
+
+    def flush(self):
+        if self.ids or self.details:
+            self._write(json.dumps({"ids": self.ids, "values": self.values, "details": self.details}) + "\n")
+            self.ids, self.values, self.details = [], [], []
+        self.since = time.monotonic()
+
+    def _write(self, text):
+        data = text.encode()
+        while data:
+            data = data[os.write(self.fd, data) :]
 
 
 def main():
     job = json.loads(sys.stdin.read())
     sys.stdin.close()
-    reply_channel = os.fdopen(3, "w", buffering=1)
+    replies = Replies(3)
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     sys.setrecursionlimit(job.get("recursion_limit", 3000))
     signal.signal(signal.SIGALRM, on_alarm)
     filename = job["module"] + ".py"
 
-    def send(message):
-        reply_channel.write(json.dumps(message) + "\n")
-
     signal.setitimer(signal.ITIMER_REAL, job.get("import_seconds", 10))
     try:
         module = __import__(job["module"])
     except CallTimeout:
-        send({"import": "error", "error": "slow", "message": "importing it took too long"})
+        replies.send({"import": "error", "error": "slow", "message": "importing it took too long"})
         return
     except BaseException as error:  # noqa: B036 - a student's SystemExit at import is an import failure
         name, text = describe(error)
-        send({"import": "error", "error": name, "message": text, "where": where_in(filename, error)})
+        replies.send({"import": "error", "error": name, "message": text, "where": where_in(filename, error)})
         return
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    send({"import": "ok"})
+    replies.send({"import": "ok"})
     for step in job["steps"]:
-        send(run_step(module, filename, step))
-    send({"done": True})
+        replies.add(run_step(module, filename, step))
+    replies.send({"done": True})
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from autograder import sandbox
 from autograder.board import draw_with_key
-from autograder.checks import Check, stage_checks
-from autograder.course import Stage
+from autograder.checks import Case, Check, stage_checks
+from autograder.child import encode
+from autograder.course import STAGES, Stage
 
 MEMO_POSITIONS = 5478
 MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,000 calls; plain minimax 549,946
@@ -59,63 +60,142 @@ def child_source() -> bytes:
     return (Path(__file__).parent / "child.py").read_bytes()
 
 
-def plan(checks: tuple[Check, ...]) -> tuple[list[dict], dict[tuple, int]]:
-    """The child's steps, one per distinct call (a board shared by two checks is asked once)."""
-    steps, ids = [], {}
+# Functions whose calls can be slow in honest code (plain searches) get a timer per call, so one slow
+# board costs that board only; the cheap ones rely on the stage's limits, since arming a timer costs time.
+SEARCHES = frozenset({"count_games", "score", "choose_move", "count_results", "quickest_move"})
+CALL_SECONDS = 10
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything about a stage's checks that is the same for every submission, worked out once."""
+
+    steps: tuple[dict, ...]  # the child's steps, one per distinct call (a board two checks share is asked once)
+    step_by_id: dict[int, dict]
+    job: bytes  # the child's job as sent on its stdin
+    # check id -> [(step id, the child's encodings of every right answer, the case)], for judging at speed
+    expected: dict[str, list[tuple[int, frozenset[str], Case]]]
+    memo_step: int | None
+
+
+def encodings(answers) -> frozenset[str]:
+    """Every form the child may report a right answer in: a tally may come back as a list or a tuple."""
+    forms = set()
+    for answer in answers:
+        if isinstance(answer, tuple):
+            forms |= {encode(list(answer)), encode(answer)}
+        else:
+            forms.add(encode(answer))
+    return frozenset(forms)
+
+
+@functools.cache
+def stage_plan(stage_id: str) -> Plan:
+    checks = stage_checks(stage_id)
+    steps, ids, expected, memo_step = [], {}, {}, None
     for check in checks:
         if check.kind in ("memo-size", "memo-speed"):
-            key = ("memo", check.function)
-            if key not in ids:
-                ids[key] = len(steps)
+            if memo_step is None:
+                memo_step = len(steps)
+                board = "".join(check.cases[0].args[0])
                 # The memo experiment goes first: it starts from an empty memo.
-                steps.insert(
-                    0, {"id": ids[key], "call": check.function, "args": ["".join(check.cases[0].args[0])], "memo": True}
-                )
+                steps.insert(0, {"id": memo_step, "call": check.function, "args": [board], "memo": True})
             continue
+        expected[check.id] = []
         for one in check.cases:
             key = (check.function, one.args)
             if key not in ids:
                 ids[key] = len(steps)
-                steps.append({"id": ids[key], "call": check.function, "args": ["".join(one.args[0]), *one.args[1:]]})
-    return steps, ids
+                step = {"id": ids[key], "call": check.function, "args": ["".join(one.args[0]), *one.args[1:]]}
+                if check.function in SEARCHES:
+                    step["seconds"] = CALL_SECONDS
+                steps.append(step)
+            expected[check.id].append((ids[key], encodings(one.accept), one))
+    module = next(stage.module for stage in STAGES if stage.id == stage_id)
+    job = json.dumps({"module": module, "steps": steps}).encode()
+    return Plan(tuple(steps), {step["id"]: step for step in steps}, job, expected, memo_step)
 
 
-def parse_replies(raw: bytes) -> tuple[dict | None, dict[int, dict], bool, str]:
-    """(import line, replies by step id, whether the child said done, a note about garbled lines)."""
-    imported, replies, done, garbled = None, {}, False, 0
+@dataclass
+class Replies:
+    """What the child reported, read strictly: anything malformed is counted and ignored."""
+
+    imported: dict | None = None  # the import line
+    values: dict = field(default_factory=dict)  # step id -> encoded value, for calls that simply returned
+    details: dict[int, dict] = field(default_factory=dict)  # step id -> full reply (errors, changed boards, memo)
+    done: bool = False
+    garbled: int = 0
+
+    def reply(self, step_id: int) -> dict | None:
+        """One step's reply in the full form, whichever form it came in."""
+        if step_id in self.details:
+            return self.details[step_id]
+        if step_id in self.values:
+            return {"id": step_id, "ok": True, "value": self.values[step_id]}
+        return None
+
+
+def parse_replies(raw: bytes) -> Replies:
+    """Each line is a batch of replies, or a single message (the import line, done)."""
+    replies = Replies()
     for line in raw.splitlines():
         try:
             message = json.loads(line)
         except ValueError:
-            garbled += 1
+            replies.garbled += 1
             continue
         if not isinstance(message, dict):
-            garbled += 1
-        elif "import" in message and imported is None:
-            imported = message
+            replies.garbled += 1
+        elif "ids" in message:
+            ids, values, details = message.get("ids"), message.get("values"), message.get("details")
+            if type(ids) is list and type(values) is list and len(ids) == len(values) and type(details) is list:
+                replies.values.update(zip(ids, values, strict=True))  # checked when judged, never trusted
+                for detail in details:
+                    if type(detail) is dict and type(detail.get("id")) is int:
+                        replies.details.setdefault(detail["id"], detail)
+                    else:
+                        replies.garbled += 1
+            else:
+                replies.garbled += 1
+        elif "import" in message and replies.imported is None:
+            replies.imported = message
         elif message.get("done") is True:
-            done = True
-        elif type(message.get("id")) is int and message["id"] not in replies:
-            replies[message["id"]] = message
-    return imported, replies, done, f"{garbled} unreadable reply lines were ignored" if garbled else ""
+            replies.done = True
+        else:
+            replies.garbled += 1
+    return replies
 
 
-def decode(encoded):
-    """The Python value of the child's exact-type encoding; an ('other', type name) marker for anything else."""
-    if not isinstance(encoded, list) or not encoded or not isinstance(encoded[0], str):
+def decode(encoded, depth: int = 0):
+    """The Python value of the child's exact-type encoding (see child.encode); an Other for anything else."""
+    if type(encoded) is not str or not encoded:
         return Other("an unreadable value")
-    kind = encoded[0]
-    if kind == "none":
+    tag, body = encoded[0], encoded[1:]
+    if tag == "n" and not body:
         return None
-    if kind in ("int", "bool", "str") and len(encoded) == 2 and type(encoded[1]).__name__ == kind:
-        return encoded[1]
-    if kind in ("list", "tuple") and len(encoded) == 3 and isinstance(encoded[1], list):
-        items = [decode(item) for item in encoded[1]]
-        return items if kind == "list" else tuple(items)
-    if kind == "float" and len(encoded) == 2:
-        return Other(f"the float {encoded[1]}")
-    name = encoded[1] if len(encoded) > 1 and isinstance(encoded[1], str) else "?"
-    return Other(f"an object of type {name[:40]}")
+    if tag == "b" and body in ("0", "1"):
+        return body == "1"
+    if tag == "i":
+        try:
+            return int(body)
+        except ValueError:
+            return Other("an unreadable number")
+    if tag == "s":
+        return body
+    if tag == "f":
+        return Other(f"the float {body[:40]}")
+    if tag in "lt" and depth < 2:
+        try:
+            items = json.loads(body)
+        except ValueError:
+            return Other("an unreadable list")
+        if type(items) is not list:
+            return Other("an unreadable list")
+        values = [decode(item, depth + 1) for item in items]
+        return values if tag == "l" else tuple(values)
+    if tag == "o":
+        return Other(f"an object of type {body.split(':', 1)[0][:40]}")
+    return Other("an unreadable value")
 
 
 @dataclass(frozen=True)
@@ -166,11 +246,15 @@ def call_text(function: str, args: tuple) -> str:
     return f"{function}(board{extra})"
 
 
-def judge_calls(check: Check, ids: dict, replies: dict, fate: str) -> TestResult:
+def judge_calls(check: Check, plan: Plan, replies: Replies, fate: str) -> TestResult:
     """Compare every case of a call check; the first problems found make the feedback."""
     wrong, problems, outcome = 0, [], "passed"
-    for one in check.cases:
-        reply = replies.get(ids[(check.function, one.args)])
+    values = replies.values
+    for step_id, right, one in plan.expected[check.id]:
+        value = values.get(step_id)
+        if type(value) is str and value in right:
+            continue  # the common case, decided without decoding anything
+        reply = replies.reply(step_id)
         board = one.args[0]
         if reply is None:
             outcome, wrong = _worse(outcome, fate), wrong + 1
@@ -254,8 +338,8 @@ def _summary(check: Check, wrong: int) -> str:
     return f"{check.function} was not right on {wrong} of {total} boards."
 
 
-def judge_memo(check: Check, replies: dict, ids: dict, fate: str) -> TestResult:
-    reply = replies.get(ids[("memo", check.function)])
+def judge_memo(check: Check, plan: Plan, replies: Replies, fate: str) -> TestResult:
+    reply = replies.reply(plan.memo_step)
     problems, outcome = [], "passed"
     if reply is None:
         outcome = fate
@@ -285,12 +369,16 @@ def judge_memo(check: Check, replies: dict, ids: dict, fate: str) -> TestResult:
     return _test(check, outcome, text)
 
 
-def judge_unchanged(check: Check, steps: list[dict], replies: dict, answered: bool) -> TestResult:
+def judge_unchanged(check: Check, plan: Plan, replies: Replies, answered: bool) -> TestResult:
     """Passes only when some other check of the stage passed and no call changed its board.
 
     Requiring a passed check keeps this point out of reach of code that returns without doing anything.
     """
-    changed = [(s, replies[s["id"]]) for s in steps if "changed" in replies.get(s["id"], {})]
+    changed = [
+        (plan.step_by_id[step_id], reply)
+        for step_id, reply in sorted(replies.details.items())
+        if "changed" in reply and step_id in plan.step_by_id
+    ]
     outcome, text = "passed", ""
     if changed:
         step, reply = changed[0]
@@ -328,12 +416,12 @@ def grade_stage(
 ) -> StageResult:
     """Run the student's module for one stage in a sandboxed child and judge every check."""
     checks = stage_checks(stage.id)
-    steps, ids = plan(checks)
-    job = json.dumps({"module": stage.module, "steps": steps}).encode()
+    plan = stage_plan(stage.id)
     files = {"child.py": child_source(), stage.filename: source.encode()}
     limits = stage_limits(seconds)
-    run = sandbox.run(files, "child.py", job, limits, isolation)
-    imported, replies, done, garbled = parse_replies(run.reply)
+    run = sandbox.run(files, "child.py", plan.job, limits, isolation)
+    replies = parse_replies(run.reply)
+    imported = replies.imported
     fate = {"timeout": "timeout", "output-limit": "output-limit"}.get(run.status, "crashed")
     if run.status == "killed" and (run.returncode == -signal.SIGXCPU or run.cpu_seconds >= limits.cpu_seconds - 0.5):
         fate = "timeout"  # the CPU limit's signal: to a student, that is running out of time
@@ -353,21 +441,20 @@ def grade_stage(
     tests = []
     for check in checks:
         if check.kind in ("memo-size", "memo-speed"):
-            tests.append(judge_memo(check, replies, ids, fate))
+            tests.append(judge_memo(check, plan, replies, fate))
         elif check.kind == "calls":
-            tests.append(judge_calls(check, ids, replies, fate))
+            tests.append(judge_calls(check, plan, replies, fate))
     answered = any(test.outcome == "passed" for test in tests)
-    calls = [s for s in steps if not s.get("memo")]
     for check in checks:
         if check.kind == "unchanged":
-            tests.append(judge_unchanged(check, calls, replies, answered))
+            tests.append(judge_unchanged(check, plan, replies, answered))
     order = {check.id: index for index, check in enumerate(checks)}
     tests.sort(key=lambda test: order[test.check])
     for test in tests:
         test.stage = stage.id
     score = sum(t.score for t in tests)
     outcome = max((t.outcome for t in tests), key=OUTCOME_ORDER.index)
-    notes = [run.detail] if not done and run.detail else []
-    if garbled:
-        notes.append(garbled)
+    notes = [run.detail] if not replies.done and run.detail else []
+    if replies.garbled:
+        notes.append(f"{replies.garbled} unreadable reply lines were ignored")
     return StageResult(stage.id, score, stage.points, outcome, " ".join(notes), tests, run.wall_seconds)

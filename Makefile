@@ -32,6 +32,10 @@ test: lint system
 verify: $(READY) system
 	$(BIN)/python -m autograder verify
 
+# Against nbgrader, a class of 100, the cost of each stage child, the lesson's figures: writes bench/results.md.
+bench: $(READY) system
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/run.py
+
 build: $(READY)
 	$(BIN)/python -m autograder build
 

@@ -9,9 +9,10 @@ Two levels, chosen once by detect():
   only it can read, with the same resource limits.
 
 At both levels, when the grader runs as root, each concurrent run gets its own unprivileged uid from a pool
-(61000-61063): RLIMIT_NPROC only counts (and is only enforced) for a real non-root uid, and at the end of a run
-`kill -KILL -1` executed as that uid removes every process it started, setsid grandchildren included, in one
-step that a fork bomb cannot outrun. The child gets stdin from a file, stdout+stderr on one capped pipe and a
+(61000-61063): RLIMIT_NPROC only counts (and is only enforced) for a real non-root uid. When a run ends, every
+process it started goes with it: under bubblewrap the pid namespace dies with bwrap's init (setsid grandchildren
+included); at the rlimits level `kill -KILL -1` executed as that uid removes them in one step that a fork bomb
+cannot outrun. The child gets stdin from a file, stdout+stderr on one capped pipe and a
 reply pipe on file descriptor 3.
 
 Set AUTOGRADE_ISOLATION=rlimits (or =bubblewrap) to force a level, AUTOGRADE_CHILD_PYTHON to choose the
@@ -497,6 +498,8 @@ def _supervise(
 
     def kill_all() -> None:
         os.kill(pid, signal.SIGKILL)  # not reaped yet, so still ours; bwrap's init follows it (--die-with-parent)
+        if isolation.level == "bubblewrap":
+            return  # the pid namespace dies with bwrap's init and takes every process in it, setsid or not
         if uid is not None:
             kill_uid(uid)
         else:

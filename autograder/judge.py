@@ -76,6 +76,9 @@ class Plan:
     # check id -> [(step id, the child's encodings of every right answer, the case)], for judging at speed
     expected: dict[str, list[tuple[int, frozenset[str], Case]]]
     memo_step: int | None
+    # check id -> (step ids of its cases with one right form, those forms, [(step id, forms)] of the others):
+    # a check whose answers are all right is then decided by comparing two lists and a short loop
+    quick: dict[str, tuple[list[int], list[str], list[tuple[int, frozenset[str]]]]]
 
 
 def encodings(answers) -> frozenset[str]:
@@ -113,7 +116,12 @@ def stage_plan(stage_id: str) -> Plan:
             expected[check.id].append((ids[key], encodings(one.accept), one))
     module = next(stage.module for stage in STAGES if stage.id == stage_id)
     job = json.dumps({"module": module, "steps": steps}).encode()
-    return Plan(tuple(steps), {step["id"]: step for step in steps}, job, expected, memo_step)
+    quick = {}
+    for check_id, cases in expected.items():
+        single = [(step_id, next(iter(right))) for step_id, right, _ in cases if len(right) == 1]
+        several = [(step_id, right) for step_id, right, _ in cases if len(right) != 1]
+        quick[check_id] = ([step_id for step_id, _ in single], [form for _, form in single], several)
+    return Plan(tuple(steps), {step["id"]: step for step in steps}, job, expected, memo_step, quick)
 
 
 @dataclass
@@ -248,8 +256,16 @@ def call_text(function: str, args: tuple) -> str:
 
 def judge_calls(check: Check, plan: Plan, replies: Replies, fate: str) -> TestResult:
     """Compare every case of a call check; the first problems found make the feedback."""
-    wrong, problems, outcome = 0, [], "passed"
     values = replies.values
+    step_ids, forms, several = plan.quick[check.id]
+    try:
+        if [values.get(step_id) for step_id in step_ids] == forms and all(
+            values.get(step_id) in right for step_id, right in several
+        ):
+            return _result(check, "passed", 0, [])  # the common case, decided without decoding anything
+    except TypeError:  # a value that cannot be looked up (a forged list, say): the loop below says what it is
+        pass
+    wrong, problems, outcome = 0, [], "passed"
     for step_id, right, one in plan.expected[check.id]:
         value = values.get(step_id)
         if type(value) is str and value in right:

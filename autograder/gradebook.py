@@ -73,7 +73,7 @@ class Gradebook:
         self.path = path
         # Autocommit mode: every transaction below is opened and closed explicitly.
         self.db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        self._use_wal()
         # In WAL mode NORMAL still survives a killed grader (only a power cut can lose the last commits),
         # and it spares an fsync per graded submission.
         self.db.execute("PRAGMA synchronous=NORMAL")
@@ -82,6 +82,19 @@ class Gradebook:
         with self.transaction():
             for statement in _statements(SCHEMA):
                 self.db.execute(statement)
+
+    def _use_wal(self) -> None:
+        """Switch to WAL; SQLite may answer "locked" at once (not through the busy timeout) while another grader
+        creates the same gradebook, so try again for a while."""
+        for _ in range(600):
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error):
+                    raise
+                time.sleep(0.05)
+        self.db.execute("PRAGMA journal_mode=WAL")
 
     def transaction(self):
         return _Transaction(self.db)

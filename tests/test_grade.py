@@ -240,3 +240,28 @@ def test_a_perfect_submission_earns_every_point(tmp_path):
     result = grade(tmp_path / "class", tmp_path / "out")
     assert result.returncode == 0, result.stderr
     assert read_grades(tmp_path / "out")["ada"]["total"] == str(TOTAL_POINTS)
+
+
+def _open_gradebook(path: str, barrier) -> None:
+    from autograder.gradebook import Gradebook
+
+    barrier.wait()
+    Gradebook(Path(path)).close()
+
+
+def test_graders_creating_one_gradebook_at_once_all_succeed(tmp_path):
+    """Do three graders that create the same new gradebook at the same moment all get it (no "database is locked")?"""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    failures = 0
+    for attempt in range(15):
+        barrier = context.Barrier(3)
+        path = str(tmp_path / f"gradebook-{attempt}.db")
+        processes = [context.Process(target=_open_gradebook, args=(path, barrier)) for _ in range(3)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(timeout=120)
+            failures += process.exitcode != 0
+    assert failures == 0

@@ -6,6 +6,7 @@ Data flows one way: submissions.read_student -> judge.grade_stage (sandboxed chi
 
 import argparse
 import hashlib
+import json
 import os
 import sys
 import time
@@ -158,6 +159,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _json(results: dict) -> str:
-    import json
-
     return json.dumps(results, indent=2, ensure_ascii=False) + "\n"

@@ -47,7 +47,6 @@ class Oracle:
         self.results = load_reference("06_count_results")
         self.minimax = load_reference("04_memoization")
         self.quick = load_reference("07_quickest_move")
-        self.squares = load_reference("05_winning_square")
         _cached(self.counting, "count_games")
         _cached(self.results, "count_results")
         _cached(self.quick, "quick_score")

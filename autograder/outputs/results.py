@@ -5,7 +5,7 @@ summary table and the pages are all made from it.
 """
 
 from autograder.course import STAGES, TOTAL_POINTS
-from autograder.judge import OUTCOME_ORDER, StageResult
+from autograder.judge import StageResult
 
 HIDDEN_VISIBILITY = "after_published"
 
@@ -60,7 +60,3 @@ def results_json(student: str, stages: dict[str, StageResult], isolation, notes:
         },
         "tests": tests,
     }
-
-
-def worst(outcomes) -> str:
-    return max(outcomes, key=OUTCOME_ORDER.index, default="passed")

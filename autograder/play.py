@@ -6,8 +6,10 @@
     autograde play --x minimax --o random --games 100 --seed 1
 
 A player is human, random, perfect (the course's reference solution) or one of your stage modules: minimax,
-memoization or quickest_move, loaded from assignments/ (or --from-folder). Your function runs in a process of
-its own; if it raises, returns an illegal move, changes the board or takes too long, play stops with a message.
+memoization or quickest_move, read from assignments/ (or --from-folder). Your function runs only in the grading
+sandbox, with the grader's limits (the time limit is CPU seconds per move), seeing nothing but its own module;
+what it prints is shown. If it raises, returns an illegal move, changes the board or takes too long, play stops
+with a message.
 """
 
 import argparse
@@ -171,7 +173,7 @@ def main(argv):
     seed = args.seed if args.seed is not None else random.randrange(1_000_000)
     rng = random.Random(seed)
     players = {
-        mark: make(kind, rng, args.from_folder, args.time_limit) for mark, kind in (("X", args.x), ("O", args.o))
+        mark: make(kind, rng, args.from_folder, args.time_limit, mark) for mark, kind in (("X", args.x), ("O", args.o))
     }
     progress = {"game": 1, "moves": []}
     try:

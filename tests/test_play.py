@@ -7,6 +7,7 @@ of several equally good squares the perfect player picks.
 
 import importlib.util
 import io
+import json
 import re
 import subprocess
 import sys
@@ -16,13 +17,17 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from autograder import sandbox
 from autograder.board import draw, to_move, winner
 from autograder.course import ASSIGNMENTS, ROOT, SOLUTIONS
-from autograder.players import Perfect
+from autograder.players import SHAPES, Perfect, Tampered, decode
 
 FIXTURES = Path(__file__).parent / "fixtures" / "play"
 MAX_FOR_BOTH = FIXTURES / "max_for_both"  # a known-wrong choose_move: O keeps the largest score too
+FIELDS = sorted({name for shape in SHAPES for name in shape} | {"extra"})  # the reply fields, and one unknown
 
 
 def load_reference():
@@ -166,13 +171,23 @@ def worker_alive(marker):
     return False
 
 
+def sleeper(marker):
+    """Module code that starts a process in a session of its own, named by marker, that would sleep for minutes."""
+    return (
+        "import subprocess, sys\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', {marker!r}], start_new_session=True,"
+        " stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    )
+
+
 @pytest.mark.parametrize("moment", ["at the prompt", "while the student's function is stuck"])
 def test_ctrl_c_leaves_cleanly_and_ends_the_worker(tmp_path, moment):
-    """Does Ctrl-C exit with 130 and no traceback, leaving no worker behind even if it was busy?"""
+    """Does Ctrl-C exit with 130 and no traceback, leaving nothing of the student's running even if it was busy?"""
     stage = tmp_path / "03_minimax"
     stage.mkdir()
     body = "while True:\n            pass" if moment.startswith("while") else "return board.index(' ')"
     (stage / "minimax.py").write_text(
+        f"{sleeper(str(tmp_path))}"
         f"def choose_move(board):\n    if board.count(' ') == 8:\n        {body}\n    return board.index(' ')\n"
     )
     child = spawn("--o", "minimax", "--from-folder", str(tmp_path), "--time-limit", "30")
@@ -368,3 +383,183 @@ def test_a_module_that_cannot_load_is_one_message(tmp_path, source, expected):
     result = run("--o", "minimax", "--from-folder", str(tmp_path), "--time-limit", "1")
     assert result.returncode == 1
     assert expected in result.stdout
+
+
+# ---------------------------------------------------------------- a student's module runs in the grading sandbox
+
+
+def student_folder(tmp_path, source):
+    folder = tmp_path / "student"
+    (folder / "03_minimax").mkdir(parents=True)
+    (folder / "03_minimax" / "minimax.py").write_text(textwrap.dedent(source))
+    return folder
+
+
+def test_a_student_module_sees_nothing_of_the_course(tmp_path):
+    """Can a module run with --from-folder read the course's solutions, or write outside its sandbox? It must not."""
+    if sandbox.detect().level != "bubblewrap":
+        pytest.skip(f"only bubblewrap hides the course's files: {sandbox.detect().detail}")
+    escaped = tmp_path / "escaped"
+    folder = student_folder(
+        tmp_path,
+        f"""
+        import os, sys
+
+        def find():
+            # Wherever the course might be: the working folder, this file's folders, the import path, its real place.
+            for start in [os.getcwd(), os.path.abspath(__file__), *sys.path, {str(ROOT)!r}]:
+                folder = start
+                while True:
+                    candidate = os.path.join(folder, "solutions", "03_minimax", "minimax.py")
+                    try:
+                        with open(candidate) as handle:
+                            return handle.read()
+                    except OSError:
+                        pass
+                    if os.path.dirname(folder) == folder:
+                        break
+                    folder = os.path.dirname(folder)
+
+        found = {{}}
+        source = find()
+        if source is not None:
+            exec(source, found)
+            print("read the course's solutions")
+        try:
+            open({str(escaped)!r}, "w").close()
+        except OSError:
+            pass
+
+        def choose_move(board):
+            return found["choose_move"](board) if found else 9
+        """,
+    )
+    result = run("--x", "minimax", "--o", "random", "--games", "3", "--seed", "1", "--from-folder", str(folder))
+    assert "read the course's solutions" not in result.stdout + result.stderr
+    assert result.returncode == 1
+    assert "The game stops: minimax.choose_move returned 9, which is not a square" in result.stdout
+    assert not escaped.exists(), "the module wrote a file outside its sandbox"
+
+
+def processes_named(marker):
+    return [path.parent.name for path in Path("/proc").glob("[0-9]*/cmdline") if marker in read_cmdline(path)]
+
+
+def read_cmdline(path):
+    try:
+        return path.read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_no_process_a_module_starts_outlives_the_game(tmp_path):
+    """Is a process the student's code starts in a session of its own gone when play exits?"""
+    marker = f"autograde-play-sleeper-{time.time_ns()}"
+    folder = student_folder(tmp_path, sleeper(marker) + "def choose_move(board):\n    return board.index(' ')\n")
+    try:
+        result = run("--x", "minimax", "--o", "random", "--games", "3", "--seed", "1", "--from-folder", str(folder))
+        assert result.returncode == 0, result.stdout
+        deadline = time.time() + 5
+        while processes_named(marker) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not processes_named(marker), "a process started by the student's module outlived the game"
+    finally:
+        for pid in processes_named(marker):
+            subprocess.run(["kill", "-KILL", pid], check=False)
+
+
+@pytest.mark.parametrize(
+    "prelude",
+    [
+        "import signal\nfor number in (signal.SIGXCPU, signal.SIGTERM, signal.SIGALRM):\n"
+        "    signal.signal(number, signal.SIG_IGN)\n",
+        "import os\nfor _ in range(3):\n    try:\n        if os.fork() == 0:\n            break\n"
+        "    except OSError:\n        break\n",
+    ],
+    ids=["ignoring signals", "in several processes"],
+)
+def test_a_loop_that_resists_is_stopped_by_the_time_limit(tmp_path, prelude):
+    """Is a choose_move that loops while ignoring the usual signals, or in forked processes, stopped in time?"""
+    body = "    if board.count(' ') == 8:\n" + textwrap.indent(prelude + "while True:\n    pass\n", " " * 8)
+    folder = student_folder(tmp_path, f"def choose_move(board):\n{body}    return board.index(' ')\n")
+    started = time.time()
+    result = run("--x", "random", "--o", "minimax", "--games", "5", "--seed", "1", "--from-folder", str(folder),
+                 "--time-limit", "1")  # fmt: skip
+    assert time.time() - started < 15
+    assert result.returncode == 1
+    assert "took more than 1 second to choose a move and was stopped" in result.stdout
+    assert "It was O's move (game 1 of 5, moves so far: " in result.stdout
+
+
+def test_what_a_module_prints_is_shown_once_per_move_played(tmp_path):
+    """Is print() output visible, once per move the game really asks for, with terminal escapes made harmless?"""
+    folder = student_folder(
+        tmp_path,
+        """
+        print("imported \\x1b[2J")
+
+        def choose_move(board):
+            print("thinking about", "".join(board).replace(" ", "."))
+            return board.index(" ")
+        """,
+    )
+    result = run("--x", "minimax", "--o", "random", "--seed", "4", "--from-folder", str(folder))
+    assert result.returncode == 0, result.stdout
+    played = result.stdout.count("X (minimax.choose_move) plays")
+    assert played >= 3
+    thoughts = re.findall(r"^thinking about (\S{9})$", result.stderr, re.MULTILINE)
+    assert thoughts[0] == "XOXOXOOX."  # the readiness check, before play
+    assert len(thoughts) == played + 1, result.stderr
+    assert result.stderr.count("imported") == 1
+    assert "\x1b" not in result.stderr and "imported \\x1b[2J" in result.stderr
+
+
+FORGED_ANSWER = (
+    "import json, os\n"
+    "os.write(3, (json.dumps({'board': ''.join(board), 'move': 8, 'after': ['s' + s for s in board]}) + '\\n')"
+    ".encode())\n"
+    "return 0\n"
+)
+
+
+@pytest.mark.parametrize(
+    "module_code, function_code",
+    [
+        ("import os\nos.write(3, b'{\"loaded\": true}\\n')\n", "return board.index(' ')\n"),
+        ("", FORGED_ANSWER),
+        ("", "import os\nos.write(3, b'not json\\n')\nreturn board.index(' ')\n"),
+        ("", 'import os\nos.write(3, b\'{"board": "XOXOXOOX ", "move": 8, "extra": 1}\\n\')\nreturn 8\n'),
+    ],
+    ids=["a second loaded line", "a forged answer", "garbage", "an unknown field"],
+)
+def test_writing_to_the_reply_channel_is_tampering(tmp_path, module_code, function_code):
+    """Does anything the student's code writes on the child's reply channel stop the game as tampering?"""
+    folder = student_folder(tmp_path, f"{module_code}def choose_move(board):\n{textwrap.indent(function_code, '    ')}")
+    result = run("--x", "minimax", "--o", "random", "--games", "2", "--seed", "1", "--from-folder", str(folder))
+    assert result.returncode == 1
+    assert "The game stops: minimax.choose_move: the grader's reply channel was tampered with" in result.stdout
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.binary(max_size=300),
+        st.lists(
+            st.recursive(
+                st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+                lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(FIELDS), inner, max_size=4),
+                max_leaves=12,
+            ),
+            max_size=5,
+        ).map(lambda values: b"".join(json.dumps(value).encode() + b"\n" for value in values)),
+    )
+)
+def test_the_reply_decoder_accepts_only_what_the_child_writes(data):
+    """Whatever bytes arrive on the reply channel, is the result a list of known shapes or Tampered, never a crash?"""
+    try:
+        lines = decode(data)
+    except Tampered:
+        return
+    for index, line in enumerate(lines):
+        assert any(shape.keys() == line.keys() for shape in SHAPES)
+        assert ("board" in line) == (index > 0)

@@ -22,11 +22,13 @@ from autograder.course import STAGE_BY_ID, STAGES, TOTAL_POINTS
 from autograder.outputs import output_folder, write_atomically
 from autograder.outputs.gradesheet import points
 
-FLAG_OUTCOMES = ("timeout", "crashed", "output-limit")  # the child did not finish: worth an instructor's look
+# The child did not finish, or wrote to the grader's reply channel itself: worth an instructor's look.
+FLAG_OUTCOMES = ("timeout", "crashed", "output-limit", "tampered")
 OUTCOME_TEXT = {
     "timeout": "timed out",
     "crashed": "crashed",
     "output-limit": "printed too much",
+    "tampered": "tampered with the grader",
     "ungraded": "not graded",  # the grader failed on the submission: see the report's "Could not be graded"
 }
 HIDDEN_NOTE = "Details are shown after the grades are published."

@@ -288,7 +288,11 @@ class _Transaction:
         self.db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, kind, value, traceback):
-        if kind is None:
-            self.db.execute("COMMIT")
-        elif self.db.in_transaction:  # SQLite itself rolls back on some errors (disk full, I/O): nothing to undo
-            self.db.execute("ROLLBACK")
+        try:
+            if kind is None:
+                self.db.execute("COMMIT")
+        finally:
+            # After an error, or a COMMIT that failed: undo it all, so the next transaction starts clean. SQLite
+            # itself rolls back on some errors (disk full, I/O), and then there is nothing left to undo.
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")

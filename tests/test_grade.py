@@ -646,43 +646,71 @@ def marked_processes(marker: str) -> list[int]:
     return found
 
 
-def test_ctrl_c_stops_at_once_and_stores_only_finished_students(tmp_path):
-    """Does the first Ctrl-C kill the running stages, store nobody half graded, say what is stored, and exit 130?"""
+def endless_class(folder: Path, loopers: int) -> str:
+    """ada (correct) and students whose winner turns into an endless loop; returns the loops' command-line marker."""
     marker = f"endless-{os.getpid()}-{time.monotonic_ns()}"  # in the command line of the looping processes only
-    endless = reference("01_rules").replace(
-        "def winner(board):",
-        f"def winner(board):\n    import os, sys\n    os.execv(sys.executable, [sys.executable, '-c', 'while True: pass', {marker!r}])\n",  # noqa: E501
-        1,
+    becomes_a_loop = (
+        "def winner(board):\n    import os, sys\n"
+        f"    os.execv(sys.executable, [sys.executable, '-c', 'while True: pass', {marker!r}])\n"
     )
-    folder, out = tmp_path / "class", tmp_path / "out"
     write_student(folder / "ada", {"01_rules": reference("01_rules")})
-    write_student(folder / "bob", {"01_rules": endless})
-    write_student(folder / "cat", {"01_rules": endless})
+    for name in ("bob", "cat")[:loopers]:
+        write_student(
+            folder / name, {"01_rules": reference("01_rules").replace("def winner(board):", becomes_a_loop, 1)}
+        )
+    return marker
+
+
+def interrupt(folder: Path, out: Path, marker: str, loopers: int, signals: int) -> tuple[int, str, float]:
+    """Grade folder, send SIGINT `signals` times once the loops have run a second; (exit code, stderr, seconds)."""
     command = [sys.executable, "-m", "autograder", "grade", str(folder), "--out", str(out), "--quiet", "--jobs", "3",
                "--time-limit", "600"]  # fmt: skip
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
-        while len(marked_processes(marker)) < 2 and time.monotonic() < deadline:
+        while len(marked_processes(marker)) < loopers and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(marked_processes(marker)) == 2, "both endless stages must be running"
+        assert len(marked_processes(marker)) == loopers, "the endless stages must be running"
         time.sleep(1)
-        process.send_signal(signal.SIGINT)
         sent = time.monotonic()
+        for _ in range(signals):
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.05)
         _, errors = process.communicate(timeout=30)
-        took = time.monotonic() - sent
+        return process.returncode, errors, time.monotonic() - sent
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 130, errors
-    assert took < 3, f"took {took:.1f} s to stop"
-    assert "Traceback" not in errors
-    said = re.search(r"interrupted: (\d) of 3 submissions are graded and stored; run the same command again", errors)
-    assert said, errors
+
+
+def survivors(marker: str) -> list[int]:
     for _ in range(10):  # killed processes are reaped by the kernel in a moment
         if not marked_processes(marker):
             break
         time.sleep(0.05)
-    assert marked_processes(marker) == []
+    return marked_processes(marker)
+
+
+def test_ctrl_c_stops_at_once_and_stores_only_finished_students(tmp_path):
+    """Does the first Ctrl-C kill the running stages, store nobody half graded, say what is stored, and exit 130?"""
+    folder, out = tmp_path / "class", tmp_path / "out"
+    marker = endless_class(folder, loopers=2)
+    code, errors, took = interrupt(folder, out, marker, loopers=2, signals=1)
+    assert code == 130, errors
+    assert took < 3, f"took {took:.1f} s to stop"
+    assert "Traceback" not in errors
+    said = re.search(r"interrupted: (\d) of 3 submissions are graded and stored; run the same command again", errors)
+    assert said, errors
+    assert survivors(marker) == []
     stored = {row[0] for row in gradebook(out).execute("SELECT student FROM submissions")}
     assert stored <= {"ada"} and len(stored) == int(said.group(1))
+
+
+def test_a_second_ctrl_c_leaves_quietly(tmp_path):
+    """Does a second Ctrl-C right after the first leave at once, without a traceback and without leftovers?"""
+    folder, out = tmp_path / "class", tmp_path / "out"
+    marker = endless_class(folder, loopers=1)
+    code, errors, took = interrupt(folder, out, marker, loopers=1, signals=2)
+    assert code == 130 and took < 3 and "Traceback" not in errors, errors
+    assert survivors(marker) == []
+    assert "bob" not in {row[0] for row in gradebook(out).execute("SELECT student FROM submissions")}

@@ -1,15 +1,19 @@
 """The SQLite gradebook: every run, every graded submission and every test result, kept for good.
 
 Each submission's results are committed in one transaction as soon as it is graded, so a grader
-killed mid-batch loses at most the submissions in flight. A submission whose files and test suite
-are unchanged is not graded again: its stored result is reused (and that reuse is what lets an
-interrupted batch resume). WAL mode and a busy timeout let two graders share one gradebook.
+killed mid-batch loses at most the submissions in flight, and a failure while storing one leaves
+nothing of it. A submission is not graded again when everything that can change its grade is the same
+(its files, the suite and grader, the time limit, the isolation and its cgroups mode): its stored
+result is reused (and that reuse is what lets an interrupted batch resume). WAL mode and a busy
+timeout let two graders share one gradebook.
 """
 
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -33,6 +37,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     results_json TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS submissions_by_files ON submissions (student, files_hash, suite_hash);
+CREATE INDEX IF NOT EXISTS submissions_by_student ON submissions (student, id);
 CREATE TABLE IF NOT EXISTS stage_scores (
     submission_id INTEGER NOT NULL REFERENCES submissions(id),
     stage TEXT NOT NULL,
@@ -63,6 +68,84 @@ CREATE TABLE IF NOT EXISTS run_students (
 );
 """
 
+# Columns added since the first gradebooks: an older gradebook gets them (NULL in its old rows, which therefore
+# never match a run's parameters and are regraded once).
+ADDED_COLUMNS = {
+    "runs": {"grader_version": "TEXT", "time_limit": "REAL", "cgroups": "TEXT"},
+    "submissions": {"grader_version": "TEXT", "time_limit": "REAL", "isolation": "TEXT", "cgroups": "TEXT"},
+}
+# What a run's results depend on besides the files; the keys of results.json's extra_data.grading.
+PARAMETERS = ("suite", "grader_version", "time_limit", "isolation", "cgroups")
+SQLITE_HEADER = b"SQLite format 3\0"
+
+
+class GradebookError(Exception):
+    """The path cannot be used as a gradebook (what it is instead, in one line)."""
+
+
+def _table_columns(schema: str) -> dict[str, set[str]]:
+    memory = sqlite3.connect(":memory:")
+    for statement in _statements(schema):
+        memory.execute(statement)
+    tables = [row[0] for row in memory.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    columns = {table: {row[1] for row in memory.execute(f"PRAGMA table_info({table})")} for table in tables}
+    memory.close()
+    return columns
+
+
+def problem(path: Path) -> str | None:
+    """Why path cannot be opened as a gradebook, or None; reads only (a foreign database is never changed)."""
+    if not path.exists():
+        ancestor = path.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            return f"cannot create the gradebook {path}: {ancestor} is not a folder"
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            return f"cannot create the gradebook {path}: {ancestor} is not writable"
+        return None
+    if path.is_dir():
+        return f"the gradebook {path} is a folder, not a gradebook file"
+    if not path.is_file():
+        return f"the gradebook {path} is not a regular file"
+    if not os.access(path, os.R_OK | os.W_OK):
+        return f"cannot open the gradebook {path}: permission denied"
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        return f"cannot open the gradebook {path}: {error.strerror or error}"
+    if not header:
+        return None  # an empty file is an empty database
+    if header != SQLITE_HEADER:
+        return f"{path} is not a gradebook (it is not an SQLite database)"
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=60)
+        try:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
+                return None
+            wanted = _table_columns(SCHEMA)
+            missing = sorted(set(wanted) - tables)
+            if len(missing) == len(wanted):
+                return f"{path} is an SQLite database but not a gradebook (it has none of the gradebook's tables)"
+            if missing:
+                return f"{path} is not a complete gradebook (it has no {', '.join(missing)} table)"
+            for table, columns in wanted.items():
+                found = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                if columns - found:
+                    lacking = min(columns - found)
+                    return f"{path} is not a gradebook this grader can read (its {table} table has no {lacking})"
+        finally:
+            db.close()
+    except sqlite3.OperationalError as error:
+        if "locked" in str(error) or "busy" in str(error):
+            return None  # another grader is writing to it: it is a database, and the real open waits for it
+        return f"cannot read the gradebook {path}: {error}"
+    except sqlite3.DatabaseError as error:
+        return f"{path} is not a gradebook ({error})"
+    return None
+
 
 def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -70,18 +153,32 @@ def now() -> str:
 
 class Gradebook:
     def __init__(self, path: Path):
+        """Open (or create) the gradebook at path; GradebookError when it is something else."""
         self.path = path
+        why = problem(path)
+        if why:
+            raise GradebookError(why)
+        path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit mode: every transaction below is opened and closed explicitly.
         self.db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-        self._use_wal()
-        # In WAL mode NORMAL still survives a killed grader (only a power cut can lose the last commits),
-        # and it spares an fsync per graded submission.
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=60000")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        with self.transaction():
-            for statement in _statements(SCHEMA):
-                self.db.execute(statement)
+        try:
+            self._use_wal()
+            # In WAL mode NORMAL still survives a killed grader (only a power cut can lose the last commits),
+            # and it spares an fsync per graded submission.
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=60000")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            with self.transaction():
+                for statement in _statements(SCHEMA):
+                    self.db.execute(statement)
+                for table, columns in ADDED_COLUMNS.items():
+                    present = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+                    for column, kind in columns.items():
+                        if column not in present:
+                            self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        except sqlite3.DatabaseError as error:
+            self.db.close()
+            raise GradebookError(f"cannot open the gradebook {path}: {error}") from error
 
     def _use_wal(self) -> None:
         """Switch to WAL; SQLite may answer "locked" at once (not through the busy timeout) while another grader
@@ -99,36 +196,51 @@ class Gradebook:
     def transaction(self):
         return _Transaction(self.db)
 
-    def start_run(self, suite_hash: str, isolation: str, submissions_dir: str) -> int:
+    def start_run(self, parameters: dict, submissions_dir: str) -> int:
+        """parameters: the run's grading parameters (PARAMETERS, as in results.json's extra_data.grading)."""
         with self.transaction():
             cursor = self.db.execute(
-                "INSERT INTO runs (started_at, suite_hash, isolation, submissions_dir) VALUES (?, ?, ?, ?)",
-                (now(), suite_hash, isolation, submissions_dir),
-            )
+                "INSERT INTO runs (started_at, suite_hash, isolation, submissions_dir, grader_version, time_limit,"
+                " cgroups) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (now(), parameters["suite"], parameters["isolation"], submissions_dir, parameters["grader_version"],
+                 parameters["time_limit"], parameters["cgroups"]),
+            )  # fmt: skip
         return cursor.lastrowid
 
     def finish_run(self, run_id: int) -> None:
         with self.transaction():
             self.db.execute("UPDATE runs SET finished_at = ? WHERE id = ?", (now(), run_id))
 
-    def stored(self, student: str, files_hash: str, suite_hash: str) -> tuple[int, dict] | None:
-        """The latest result for exactly these files under exactly this suite, if there is one."""
+    def stored(self, student: str, files_hash: str, parameters: dict) -> tuple[int, dict] | None:
+        """The latest result for exactly these files graded with exactly these parameters, if there is one."""
         row = self.db.execute(
             "SELECT id, results_json FROM submissions WHERE student = ? AND files_hash = ? AND suite_hash = ?"
-            " ORDER BY id DESC LIMIT 1",
-            (student, files_hash, suite_hash),
-        ).fetchone()
+            " AND grader_version = ? AND time_limit = ? AND isolation = ? AND cgroups = ? ORDER BY id DESC LIMIT 1",
+            (student, files_hash, parameters["suite"], parameters["grader_version"], parameters["time_limit"],
+             parameters["isolation"], parameters["cgroups"]),
+        ).fetchone()  # fmt: skip
         return (row[0], json.loads(row[1])) if row else None
 
-    def record(self, run_id: int, student: str, files_hash: str, suite_hash: str, results: dict) -> int:
+    def latest(self, student: str) -> dict | None:
+        """How the student's latest stored result was graded: files_hash and the PARAMETERS (None where unknown)."""
+        row = self.db.execute(
+            "SELECT files_hash, suite_hash, grader_version, time_limit, isolation, cgroups FROM submissions"
+            " WHERE student = ? ORDER BY id DESC LIMIT 1",
+            (student,),
+        ).fetchone()
+        return dict(zip(("files_hash", *PARAMETERS), row, strict=True)) if row else None
+
+    def record(self, run_id: int, student: str, files_hash: str, parameters: dict, results: dict) -> int:
         """Store one graded submission with all its stage scores and test results, atomically."""
         extra = results["extra_data"]
         with self.transaction():
             cursor = self.db.execute(
                 "INSERT INTO submissions (run_id, student, files_hash, suite_hash, graded_at, score, max_score,"
-                " seconds, results_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, student, files_hash, suite_hash, now(), results["score"], extra["max_total"],
-                 results["execution_time"], json.dumps(results)),
+                " seconds, results_json, grader_version, time_limit, isolation, cgroups)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, student, files_hash, parameters["suite"], now(), results["score"], extra["max_total"],
+                 results["execution_time"], json.dumps(results), parameters["grader_version"],
+                 parameters["time_limit"], parameters["isolation"], parameters["cgroups"]),
             )  # fmt: skip
             submission_id = cursor.lastrowid
             self.db.executemany(
@@ -176,4 +288,11 @@ class _Transaction:
         self.db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, kind, value, traceback):
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        try:
+            if kind is None:
+                self.db.execute("COMMIT")
+        finally:
+            # After an error, or a COMMIT that failed: undo it all, so the next transaction starts clean. SQLite
+            # itself rolls back on some errors (disk full, I/O), and then there is nothing left to undo.
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")

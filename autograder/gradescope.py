@@ -88,11 +88,15 @@ def failure_results(error: str, seconds: float) -> dict:
 
 
 def run(root: Path) -> int:
-    """Grade root/submission as one student and write root/results/results.json; 1 if the grader failed."""
+    """Grade root/submission as one student and write root/results/results.json; 1 if the grader failed.
+
+    The submission is graded behind the same fault barrier as in `autograde grade`: a failure of the grader on
+    it gives "could not be graded: <reason>" with zeros, never a traceback instead of a results.json.
+    """
     from autograder import sandbox
-    from autograder.grade import grade_submission
-    from autograder.outputs import write_atomically
-    from autograder.submissions import read_student
+    from autograder.grade import grade_student
+    from autograder.outputs import clean_tree, write_atomically
+    from autograder.outputs.results import ungraded_reason
 
     started = time.perf_counter()
     results_path = root / "results" / "results.json"
@@ -101,11 +105,14 @@ def run(root: Path) -> int:
     try:
         isolation = sandbox.detect()
         print(f"isolation: {isolation.level}: {isolation.detail}", flush=True)
-        results = grade_submission(read_student(student_name(root), root / "submission"), isolation)
-        status = 0
+        results = grade_student(student_name(root), root / "submission", isolation)
+        reason = ungraded_reason(results)
+        if reason:
+            print(f"could not be graded: {reason}", flush=True)
+        status = 1 if reason else 0
     except Exception as error:  # the grader's own failure: still write results.json so the student sees why
         traceback.print_exc()
-        results = failure_results(f"{type(error).__name__}: {error}", time.perf_counter() - started)
+        results = clean_tree(failure_results(f"{type(error).__name__}: {error}", time.perf_counter() - started))
         status = 1
     write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(f"score: {results['score']} of {TOTAL_POINTS}; wrote {results_path}", flush=True)

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder.course import ROOT, STAGE_BY_ID, STAGES, TOTAL_POINTS
+from autograder.outputs import clean, clean_line, clean_tree, gradesheet
 from autograder.outputs.gradesheet import HEADER
 from tests.classes import grade, perfect, read_grades, reference, starter, write_student, write_zip
 
@@ -265,3 +267,450 @@ def test_graders_creating_one_gradebook_at_once_all_succeed(tmp_path):
             process.join(timeout=120)
             failures += process.exitcode != 0
     assert failures == 0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Options are checked before anything is graded or written
+
+
+def loud(submissions: Path, out: Path, *extra: str, **kwargs) -> subprocess.CompletedProcess:
+    """grade() with the summary and the messages on stdout (wide, so no line is wrapped)."""
+    command = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out), *extra]
+    environment = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=environment, **kwargs)
+
+
+def one_line_refusal(result: subprocess.CompletedProcess, says: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and says in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "option, says",
+    [
+        (["--time-limit", "-1"], "positive number of seconds"),
+        (["--time-limit", "0"], "positive number of seconds"),
+        (["--time-limit", "nan"], "positive number of seconds"),
+        (["--time-limit", "inf"], "positive number of seconds"),
+        (["--time-limit", "1e9"], "too large"),
+        (["--time-limit", "ten"], "number of seconds"),
+        (["--jobs", "0"], "at least 1"),
+        (["--jobs", "-4"], "at least 1"),
+        (["--jobs", "1000000"], "too many"),
+        (["--jobs", "two"], "whole number"),
+    ],
+)
+def test_a_wrong_option_is_one_line_and_exit_2_with_nothing_written(tmp_path, option, says):
+    """Is a time limit that is not a sensible number of seconds, or a wrong --jobs, refused before any work?"""
+    write_student(tmp_path / "class" / "ada", cheap())
+    one_line_refusal(grade(tmp_path / "class", tmp_path / "out", *option), says)
+    assert not (tmp_path / "out").exists()
+
+
+def _text_file(tmp: Path) -> Path:
+    (tmp / "notes.txt").write_text("not a gradebook\n")
+    return tmp / "notes.txt"
+
+
+def _foreign_database(tmp: Path) -> Path:
+    db = sqlite3.connect(tmp / "other.db")
+    db.execute("CREATE TABLE marks (student TEXT, mark REAL)")
+    db.execute("INSERT INTO marks VALUES ('ada', 1)")
+    db.commit()
+    db.close()
+    return tmp / "other.db"
+
+
+def _folder(tmp: Path) -> Path:
+    (tmp / "a-folder").mkdir()
+    return tmp / "a-folder"
+
+
+def _under_a_file(tmp: Path) -> Path:
+    return _text_file(tmp) / "gradebook.db"
+
+
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (_text_file, "is not a gradebook (it is not an SQLite database)"),
+        (_foreign_database, "is an SQLite database but not a gradebook"),
+        (_folder, "is a folder, not a gradebook file"),
+        (_under_a_file, "is not a folder"),
+    ],
+)
+def test_a_gradebook_path_that_is_not_a_gradebook_is_one_line_and_nothing_is_written(tmp_path, make, says):
+    """Is a --gradebook that is a text file, another database or a folder refused, OUT not created and it unchanged?"""
+    write_student(tmp_path / "class" / "ada", cheap())
+    path = make(tmp_path)
+    before = path.read_bytes() if path.is_file() else None
+    one_line_refusal(grade(tmp_path / "class", tmp_path / "out", "--gradebook", str(path)), says)
+    assert not (tmp_path / "out").exists()
+    assert (path.read_bytes() if path.is_file() else None) == before
+    assert {p.name for p in tmp_path.iterdir()} == {"class", path.relative_to(tmp_path).parts[0]}  # nothing new
+
+
+def test_no_usable_sandbox_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    """Not root and no working bubblewrap (detect() refuses): is that one line, exit 2, and OUT never created?"""
+    from autograder import grade as grading
+    from autograder import sandbox
+
+    def refuse(fresh=False):
+        raise RuntimeError("not root and bubblewrap does not work here; set AUTOGRADE_ISOLATION=none to grade anyway")
+
+    monkeypatch.setattr(sandbox, "detect", refuse)
+    write_student(tmp_path / "class" / "ada", cheap())
+    assert grading.main([str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [
+        "autograde grade: not root and bubblewrap does not work here; set AUTOGRADE_ISOLATION=none to grade anyway"
+    ]
+    assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reuse only what would be graded the same
+
+
+def test_another_time_limit_regrades_and_says_why_and_the_first_limit_reuses_the_first_results(tmp_path):
+    """Is a stored result reused only under the same time limit, with the reason said, and found again after?"""
+    folder, out = tmp_path / "class", tmp_path / "out"
+    write_student(folder / "ada", {"01_rules": reference("01_rules")})
+    write_student(folder / "bob", {"01_rules": starter("01_rules")})
+    first = loud(folder, out)
+    assert first.returncode == 0, first.stderr
+    grades = (out / "grades.csv").read_bytes()
+    second = loud(folder, out, "--time-limit", "10")
+    assert second.returncode == 0, second.stderr
+    assert "2 regraded: the time limit changed (60 s -> 10 s)" in second.stdout
+    assert "reused" not in second.stdout
+    assert "2 regraded: the time limit changed (60 s -&gt; 10 s)" in (out / "report.html").read_text()
+    assert json.loads((out / "ada" / "results.json").read_text())["extra_data"]["grading"]["time_limit"] == 10
+    third = loud(folder, out)
+    assert third.returncode == 0, third.stderr
+    assert "2 of 2 submissions are unchanged since they were graded: reused." in third.stdout
+    assert "regraded" not in third.stdout
+    assert (out / "grades.csv").read_bytes() == grades
+    db = gradebook(out)
+    assert db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0] == 4
+    reused = db.execute("SELECT s.run_id, s.time_limit FROM run_students r JOIN submissions s ON s.id = r.submission_id"
+                        " WHERE r.run_id = 3 AND r.reused = 1").fetchall()  # fmt: skip
+    assert reused == [(1, 60.0), (1, 60.0)], "the third run takes over the first run's results"
+    grading = json.loads((out / "ada" / "results.json").read_text())["extra_data"]["grading"]
+    assert set(grading) == {"suite", "grader_version", "time_limit", "isolation", "cgroups"}
+    assert grading["time_limit"] == 60 and grading["isolation"] in ("bubblewrap", "rlimits", "none")
+    runs = db.execute("SELECT time_limit, isolation, cgroups, suite_hash FROM runs ORDER BY id").fetchall()
+    assert [run[0] for run in runs] == [60.0, 10.0, 60.0] and {run[3] for run in runs} == {grading["suite"]}
+
+
+# The gradebook as the first versions of the grader created it: no grading parameters beyond the suite.
+OLD_SCHEMA = """
+CREATE TABLE runs (id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT, suite_hash TEXT NOT NULL,
+    isolation TEXT NOT NULL, submissions_dir TEXT NOT NULL);
+CREATE TABLE submissions (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+    student TEXT NOT NULL, files_hash TEXT NOT NULL, suite_hash TEXT NOT NULL, graded_at TEXT NOT NULL,
+    score REAL NOT NULL, max_score REAL NOT NULL, seconds REAL NOT NULL, results_json TEXT NOT NULL);
+CREATE TABLE stage_scores (submission_id INTEGER NOT NULL REFERENCES submissions(id), stage TEXT NOT NULL,
+    score REAL NOT NULL, max_score REAL NOT NULL, outcome TEXT NOT NULL, PRIMARY KEY (submission_id, stage));
+CREATE TABLE test_results (submission_id INTEGER NOT NULL REFERENCES submissions(id), stage TEXT NOT NULL,
+    check_id TEXT NOT NULL, name TEXT NOT NULL, score REAL NOT NULL, max_score REAL NOT NULL, outcome TEXT NOT NULL,
+    visibility TEXT NOT NULL, output TEXT NOT NULL, PRIMARY KEY (submission_id, stage, check_id));
+CREATE TABLE run_students (run_id INTEGER NOT NULL REFERENCES runs(id), student TEXT NOT NULL,
+    submission_id INTEGER NOT NULL REFERENCES submissions(id), reused INTEGER NOT NULL, PRIMARY KEY (run_id, student));
+"""
+
+
+def test_an_older_gradebook_gains_the_new_columns_and_its_results_are_regraded_once(tmp_path):
+    """Does a gradebook without the grading parameters open, and is its result (same files, same suite) regraded?"""
+    from autograder.grade import suite_hash
+    from autograder.submissions import read_student
+
+    folder, out = tmp_path / "class", tmp_path / "out"
+    write_student(folder / "ada", {"01_rules": reference("01_rules")})
+    out.mkdir()
+    db = sqlite3.connect(out / "gradebook.db")
+    db.executescript(OLD_SCHEMA)
+    files_hash = read_student("ada", folder / "ada").files_hash
+    db.execute("INSERT INTO runs VALUES (1, 'then', 'then', ?, 'bubblewrap', 'class')", (suite_hash(),))
+    row = (files_hash, suite_hash())
+    db.execute("INSERT INTO submissions VALUES (1, 1, 'ada', ?, ?, 'then', 3, 100, 1, '{}')", row)
+    db.commit()
+    db.close()
+    result = loud(folder, out)
+    assert result.returncode == 0, result.stderr
+    assert "1 regraded: the stored result does not record its time limit and isolation" in result.stdout
+    assert read_grades(out)["ada"]["01_rules"] == points("01_rules")
+    db = gradebook(out)
+    columns = {row[1] for row in db.execute("PRAGMA table_info(submissions)")}
+    assert {"grader_version", "time_limit", "isolation", "cgroups"} <= columns
+    assert db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0] == 2
+    assert "reused" in loud(folder, out).stdout  # the new row matches the next run
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One submission, one fault
+
+FAILS_HERE = "# the grader fails on this file\n"
+
+
+def test_a_failure_inside_the_grader_becomes_that_submissions_result(tmp_path, monkeypatch, capsys):
+    """When grading one submission raises inside the grader, is it "could not be graded" with zeros, and only it?"""
+    from autograder import grade as grading
+    from autograder.judge import grade_stage
+
+    def failing_on_one(stage, source, *args, **kwargs):
+        if FAILS_HERE in source:
+            "\udc80".encode()  # UnicodeEncodeError, as a lone surrogate gives anywhere text is written
+        return grade_stage(stage, source, *args, **kwargs)
+
+    monkeypatch.setattr(grading, "grade_stage", failing_on_one)
+    folder, out = tmp_path / "class", tmp_path / "out"
+    for name in ("ada", "cat"):
+        write_student(folder / name, cheap())
+    write_student(folder / "bob", {**cheap(), "01_rules": FAILS_HERE + reference("01_rules")})
+    assert grading.main([str(folder), "--out", str(out), "--quiet", "--jobs", "2"]) == 1
+    errors = capsys.readouterr().err
+    assert "bob could not be graded: the grader failed while grading 01_rules: UnicodeEncodeError" in errors
+    grades = read_grades(out)
+    assert grades["ada"]["total"] == grades["cat"]["total"] == points(*CHEAP)
+    assert set(grades["bob"].values()) == {"bob", "0"}
+    results = json.loads((out / "bob" / "results.json").read_text())
+    assert results["score"] == 0 and "could not be graded" in results["output"]
+    assert "UnicodeEncodeError" in results["extra_data"]["ungraded"]
+    assert {stage["outcome"] for stage in results["extra_data"]["stages"].values()} == {"ungraded"}
+    assert {test["extra_data"]["outcome"] for test in results["tests"]} == {"ungraded"}
+    assert len(results["tests"]) == len(json.loads((out / "ada" / "results.json").read_text())["tests"])
+    report = (out / "report.html").read_text()
+    ungraded = report[report.index('id="ungraded"') : report.index("</section>", report.index('id="ungraded"'))]
+    assert "bob" in ungraded and "UnicodeEncodeError" in ungraded and "ada" not in ungraded
+    assert (out / "bob" / "feedback.html").exists()
+    db = gradebook(out)
+    assert {row[0] for row in db.execute("SELECT student FROM submissions")} == {"ada", "cat"}
+
+    monkeypatch.undo()  # the grader fixed: the next run grades bob (nothing of his was stored) and reuses the rest
+    assert grading.main([str(folder), "--out", str(out), "--quiet"]) == 0
+    assert read_grades(out)["bob"]["total"] == points(*CHEAP)
+    assert db.execute("SELECT SUM(reused) FROM run_students WHERE run_id = 2").fetchone()[0] == 2
+
+
+def test_gradescopes_run_uses_the_same_barrier(tmp_path, monkeypatch, capsys):
+    """Does Gradescope's run write a valid results.json saying "could not be graded" when the grader fails on it?"""
+    import jsonschema
+
+    from autograder import grade as grading
+    from autograder import gradescope
+
+    def failing(stage, source, *args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(grading, "grade_stage", failing)
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "rules.py").write_text(reference("01_rules"))
+    assert gradescope.run(tmp_path) == 1
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    schema = json.loads((ROOT / "tests" / "schemas" / "gradescope-results.schema.json").read_text())
+    jsonschema.validate(results, schema, cls=jsonschema.Draft202012Validator)
+    assert results["score"] == 0 and "could not be graded" in results["output"]
+    assert "OperationalError: database is locked" in results["extra_data"]["ungraded"]
+    assert "could not be graded" in capsys.readouterr().out
+
+
+def test_a_failure_while_storing_leaves_nothing_of_that_submission(tmp_path):
+    """If the gradebook refuses one submission half way through storing it, is none of it kept, and the rest?"""
+    from autograder.gradebook import Gradebook
+
+    folder, out, path = tmp_path / "class", tmp_path / "out", tmp_path / "gradebook.db"
+    write_student(folder / "ada", cheap())
+    write_student(folder / "bob", cheap())
+    Gradebook(path).close()
+    db = sqlite3.connect(path)  # a real SQLite error in the middle of bob's transaction, after his first rows
+    db.execute("CREATE TRIGGER refuse_bob BEFORE INSERT ON test_results WHEN (SELECT student FROM submissions"
+               " WHERE id = NEW.submission_id) = 'bob' BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END")  # fmt: skip
+    db.commit()
+    result = grade(folder, out, "--gradebook", str(path))
+    assert result.returncode == 1
+    assert "bob could not be graded: the grader failed while storing it in the gradebook" in result.stderr
+    assert "disk I/O error" in result.stderr and "Traceback" not in result.stderr
+    assert {row[0] for row in db.execute("SELECT student FROM submissions")} == {"ada"}
+    assert db.execute("SELECT COUNT(*) FROM stage_scores WHERE submission_id NOT IN (SELECT id FROM submissions)"
+                      ).fetchone()[0] == 0  # fmt: skip
+    assert db.execute("SELECT student FROM run_students").fetchall() == [("ada",)]
+    grades = read_grades(out)
+    assert grades["ada"]["total"] == points(*CHEAP) and grades["bob"]["total"] == "0"
+    assert "could not be graded" in json.loads((out / "bob" / "results.json").read_text())["output"]
+
+
+def test_an_output_folder_that_cannot_be_written_fails_only_that_student(tmp_path):
+    """When a student's output folder cannot be made, is only that student "could not be graded", and unstored?"""
+    folder, out = tmp_path / "class", tmp_path / "out"
+    write_student(folder / "ada", cheap())
+    write_student(folder / "bob", cheap())
+    out.mkdir()
+    (out / "bob").write_text("a file where bob's folder should go")
+    result = grade(folder, out)
+    assert result.returncode == 1 and "bob could not be graded" in result.stderr
+    assert "while writing its results" in result.stderr
+    grades = read_grades(out)
+    assert grades["ada"]["total"] == points(*CHEAP) and grades["bob"]["total"] == "0"
+    assert "bob" in (out / "report.html").read_text()
+    assert {row[0] for row in gradebook(out).execute("SELECT student FROM submissions")} == {"ada"}
+
+
+def test_what_student_code_says_is_cleaned_and_capped_and_grading_goes_on(tmp_path):
+    """A 200,000-character exception name and a lone surrogate in a message: graded, written, and small?"""
+    folder, out = tmp_path / "class", tmp_path / "out"
+    write_student(folder / "ada", cheap())
+    huge = "raise type('E' * 200_000, (Exception,), {})('at import')\n"
+    write_student(folder / "eve", {**cheap(), "01_rules": huge})
+    raising = "def winner(board):\n    raise ValueError('\\udc80 and \\x1b[31m')"
+    odd = reference("01_rules").replace("def winner(board):", raising, 1)
+    write_student(folder / "mal", {"01_rules": odd})
+    result = grade(folder, out)
+    assert result.returncode == 0, result.stderr
+    grades = read_grades(out)
+    assert grades["ada"]["total"] == points(*CHEAP)
+    assert grades["eve"]["01_rules"] == "0" and grades["eve"]["05_winning_square"] == points("05_winning_square")
+    written = (out / "eve" / "results.json").read_text(encoding="utf-8")
+    assert len(written) < 200_000 and (out / "eve" / "feedback.html").stat().st_size < 400_000
+    results = json.loads(written)
+    assert "ungraded" not in results["extra_data"]
+    message = results["extra_data"]["stages"]["01_rules"]["message"]
+    assert "could not be imported" in message and "more characters not shown" in message
+    odd = (out / "mal" / "results.json").read_text(encoding="utf-8")
+    assert "winner raised ValueError" in odd and "\ufffd and [31m" in odd and "\\u001b" not in odd
+    db = gradebook(out)
+    stored = db.execute(
+        "SELECT length(results_json) + (SELECT SUM(length(output)) FROM test_results t WHERE t.submission_id = s.id)"
+        " FROM submissions s WHERE student = 'eve'"
+    ).fetchone()[0]
+    assert stored < 400_000
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Outputs that cannot be injected into
+
+
+def test_names_are_inert_in_grades_csv_and_printed_literally(tmp_path):
+    """Do names that start a formula land as text in grades.csv, and rich markup in a name print as it is?"""
+    names = ['=HYPERLINK("x","y")', "+1", "-2", "@SUM(1)", "[bold red]x", "[blink]y"]
+    folder, out = tmp_path / "class", tmp_path / "out"
+    write_student(folder / "ada", {"01_rules": reference("01_rules")})
+    for name in names:
+        write_student(folder / name, {"01_rules": starter("01_rules")})
+    result = loud(folder, out, "--jobs", "2")
+    assert result.returncode == 0, result.stderr
+    lines = (out / "grades.csv").read_text().splitlines()
+    assert '"\'=HYPERLINK(""x"",""y"")",0,0,0,0,0,0,0,0' in lines
+    assert {"'+1,0,0,0,0,0,0,0,0", "'-2,0,0,0,0,0,0,0,0", "'@SUM(1),0,0,0,0,0,0,0,0"} <= set(lines)
+    assert "[bold red]x,0,0,0,0,0,0,0,0" in lines
+    for row in lines[1:]:
+        assert not row.lstrip('"').startswith(("=", "+", "-", "@", "\t", "\r"))
+    assert "[bold red]x" in result.stdout and "[blink]y" in result.stdout
+    assert "\x1b[" not in result.stdout  # not a terminal, and nothing a name said was turned into a style
+    report = (out / "report.html").read_text()
+    assert "=HYPERLINK(&quot;x&quot;,&quot;y&quot;)" in report
+    for name in names:  # each student's own files are in their own folder
+        assert json.loads((out / name / "results.json").read_text())["extra_data"]["student"] == name
+
+
+@pytest.mark.parametrize(
+    "cell, shown",
+    [("=1+1", "'=1+1"), ("+1", "'+1"), ("-1", "'-1"), ("@A1", "'@A1"), ("\tx", "'\tx"), ("\rx", "'\rx"),
+     ("ada", "ada"), ("a=b", "a=b"), ("", "")],
+)  # fmt: skip
+def test_cells_that_start_a_formula_get_a_quote(cell, shown):
+    assert gradesheet.inert(cell) == shown
+
+
+def test_clean_caps_and_removes_what_cannot_be_written_or_would_drive_a_terminal():
+    assert clean("a\udc80b") == "a\ufffdb"
+    assert clean("x\x1b[2Jy\x00\r\n\tz\x85") == "x[2Jy\n\tz"
+    assert clean("x" * 50, 10) == "x" * 10 + "… (40 more characters not shown)"
+    assert clean_line("a\nb\tc") == "a b c"
+    json.dumps(clean_tree({"k\udc80": ["\udc81", {"v": "\udc82"}]}), ensure_ascii=False).encode()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Ctrl-C
+
+
+def marked_processes(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+def endless_class(folder: Path, loopers: int) -> str:
+    """ada (correct) and students whose winner turns into an endless loop; returns the loops' command-line marker."""
+    marker = f"endless-{os.getpid()}-{time.monotonic_ns()}"  # in the command line of the looping processes only
+    becomes_a_loop = (
+        "def winner(board):\n    import os, sys\n"
+        f"    os.execv(sys.executable, [sys.executable, '-c', 'while True: pass', {marker!r}])\n"
+    )
+    write_student(folder / "ada", {"01_rules": reference("01_rules")})
+    for name in ("bob", "cat")[:loopers]:
+        write_student(
+            folder / name, {"01_rules": reference("01_rules").replace("def winner(board):", becomes_a_loop, 1)}
+        )
+    return marker
+
+
+def interrupt(folder: Path, out: Path, marker: str, loopers: int, signals: int) -> tuple[int, str, float]:
+    """Grade folder, send SIGINT `signals` times once the loops have run a second; (exit code, stderr, seconds)."""
+    command = [sys.executable, "-m", "autograder", "grade", str(folder), "--out", str(out), "--quiet", "--jobs", "3",
+               "--time-limit", "600"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(marked_processes(marker)) < loopers and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(marked_processes(marker)) == loopers, "the endless stages must be running"
+        time.sleep(1)
+        sent = time.monotonic()
+        for _ in range(signals):
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+        _, errors = process.communicate(timeout=30)
+        return process.returncode, errors, time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def survivors(marker: str) -> list[int]:
+    for _ in range(10):  # killed processes are reaped by the kernel in a moment
+        if not marked_processes(marker):
+            break
+        time.sleep(0.05)
+    return marked_processes(marker)
+
+
+def test_ctrl_c_stops_at_once_and_stores_only_finished_students(tmp_path):
+    """Does the first Ctrl-C kill the running stages, store nobody half graded, say what is stored, and exit 130?"""
+    folder, out = tmp_path / "class", tmp_path / "out"
+    marker = endless_class(folder, loopers=2)
+    code, errors, took = interrupt(folder, out, marker, loopers=2, signals=1)
+    assert code == 130, errors
+    assert took < 3, f"took {took:.1f} s to stop"
+    assert "Traceback" not in errors
+    said = re.search(r"interrupted: (\d) of 3 submissions are graded and stored; run the same command again", errors)
+    assert said, errors
+    assert survivors(marker) == []
+    stored = {row[0] for row in gradebook(out).execute("SELECT student FROM submissions")}
+    assert stored <= {"ada"} and len(stored) == int(said.group(1))
+
+
+def test_a_second_ctrl_c_leaves_quietly(tmp_path):
+    """Does a second Ctrl-C right after the first leave at once, without a traceback and without leftovers?"""
+    folder, out = tmp_path / "class", tmp_path / "out"
+    marker = endless_class(folder, loopers=1)
+    code, errors, took = interrupt(folder, out, marker, loopers=1, signals=2)
+    assert code == 130 and took < 3 and "Traceback" not in errors, errors
+    assert survivors(marker) == []
+    assert "bob" not in {row[0] for row in gradebook(out).execute("SELECT student FROM submissions")}

@@ -13,6 +13,7 @@ import statistics
 import time
 from html import escape, unescape
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -20,7 +21,7 @@ from autograder import grade, judge, sandbox
 from autograder.course import STAGES, TOTAL_POINTS
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import HIDDEN_NOTE, feedback_href, feedback_html, markdown, pass_rates, write_pages
-from autograder.outputs.results import results_json
+from autograder.outputs.results import results_json, ungraded_json
 
 HTML_NAME = "eve <script>alert(1)"
 HTML_MESSAGE = "<script>alert(1)</script> & <b>"
@@ -231,3 +232,33 @@ def test_markdown_makes_code_blocks_and_paragraphs_and_escapes_both():
         "<p>Try <strong>this</strong>: <code>pytest</code></p>"
     )
     assert markdown("```\nunclosed") == "<pre>unclosed</pre>"
+
+
+def test_a_submission_that_could_not_be_graded_is_listed_with_its_reason(tmp_path):
+    """Is an ungraded submission shown apart, with the reason escaped, and its zeros marked "not graded"?"""
+    reason = "the grader failed while grading 01_rules: KeyError: '<b>' (judge.py line 1)"
+    results = {
+        "ada": fake_result("ada", 1),
+        HTML_NAME: ungraded_json(HTML_NAME, reason, sandbox.Isolation("bubblewrap", "for the test")),
+    }
+    notes = ["2 regraded: the time limit changed (60 s -> 10 s)", "skipped <notes.txt>: not a submission"]
+    page = write_pages(tmp_path, results, notes=notes).read_text(encoding="utf-8")
+    listed = section(page, "ungraded")
+    assert escape(HTML_NAME) in listed and escape(reason) in listed and "ada" not in listed
+    assert "could not be graded" in page  # a KPI next to the others
+    assert section(page, "students").count("not graded") == len(STAGES)
+    about = section(page, "notes")
+    assert all(escape(note) in about for note in notes)
+    feedback = (tmp_path / unquote(feedback_href(HTML_NAME))).read_text(encoding="utf-8")
+    assert "This submission could not be graded" in feedback and escape(reason) in feedback
+
+
+def test_a_student_named_like_an_output_gets_a_folder_of_its_own(tmp_path):
+    """Does a student called report.html get a feedback page that is linked, without replacing the class report?"""
+    results = {"report.html": fake_result("report.html", 1), "ada": fake_result("ada", 2)}
+    report = write_pages(tmp_path, results)
+    page = report.read_text(encoding="utf-8")
+    assert page.startswith("<!doctype html>") and "<h1>Class report</h1>" in page
+    href = feedback_href("report.html")
+    assert href != "report.html/feedback.html" and f'href="{escape(href)}"' in page
+    assert "Feedback for report.html" in (tmp_path / href).read_text(encoding="utf-8")

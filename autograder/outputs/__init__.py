@@ -1,14 +1,70 @@
-"""What grading writes: results.json per student, grades.csv, the summary table (and, later, pages)."""
+"""What grading writes: results.json per student, grades.csv, the summary table and the pages.
+
+Every string that reaches a file, the gradebook or the terminal may come from a submission (names, exception
+messages, returned values), so it goes through clean() first: capped, and without the lone surrogates that
+UTF-8 encoders (files, SQLite, json with ensure_ascii=False) refuse or the control characters a terminal obeys.
+"""
 
 import os
+import re
 import tempfile
 from pathlib import Path
+
+MAX_TEXT = 20_000  # any one string of a student's record, once capped where it is built (see results.py)
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 and C1 controls and DEL; tab and newline stay
+_LINE_BREAKS = re.compile("[\t\n\u2028\u2029]")  # what clean() leaves that still breaks a line
+
+
+def clean(text, limit: int = MAX_TEXT) -> str:
+    """text capped at limit characters (saying how much was cut), lone surrogates shown as U+FFFD, controls dropped."""
+    text = str(text)
+    if len(text) > limit:  # cut first: cleaning (and everything after) stays proportional to the cap
+        text = f"{text[:limit]}… ({len(text) - limit:,} more characters not shown)"
+    return _CONTROLS.sub("", _SURROGATES.sub("\ufffd", text))
+
+
+def clean_line(text, limit: int = 500) -> str:
+    """clean() for text shown on one line (a name, a reason): line breaks and tabs become spaces."""
+    return _LINE_BREAKS.sub(" ", clean(text, limit))
+
+
+def clean_tree(value):
+    """A JSON-like value with every string in it (keys included) passed through clean()."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean(key) if isinstance(key, str) else key: clean_tree(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_tree(item) for item in value]
+    return value
 
 
 def write_atomically(path: Path, text: str) -> None:
     """Write text so that a reader (or a crash) never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-        out.write(text)
-    os.replace(temporary, path)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+try:
+    from autograder.submissions import output_folder
+except ImportError:  # STAND-IN until the intake's submissions.output_folder lands; remove it then.
+    _RUN_OUTPUTS = {"grades.csv", "report.html", "gradebook.db", "gradebook.db-wal", "gradebook.db-shm"}
+    _RUN_OUTPUTS.add("gradebook.db-journal")
+
+    def output_folder(student: str) -> str:
+        """The folder under OUT for a student's files: the name, unless it is one of the run's own outputs."""
+        if student in _RUN_OUTPUTS or student.startswith(".") or not student:
+            return f"_{student}"  # the intake skips names starting with "_", so no student has this one
+        return student

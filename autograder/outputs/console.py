@@ -1,13 +1,19 @@
-"""What grading shows in the terminal: a progress bar while it runs and a students x stages table after."""
+"""What grading shows in the terminal: a progress bar while it runs and a students x stages table after.
+
+Names and messages come from submissions: they are shown as plain text (rich markup such as "[bold]" in a
+name is printed as it is, never interpreted), cleaned of control characters first.
+"""
 
 import contextlib
 import sys
 
 from rich.console import Console as RichConsole
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from autograder.course import STAGES, TOTAL_POINTS
+from autograder.outputs import clean_line
 from autograder.outputs.gradesheet import points
 
 
@@ -17,8 +23,9 @@ class Console:
         self.rich = RichConsole(stderr=False, highlight=False)
 
     def say(self, text: str) -> None:
+        """One message, printed as it is (no markup)."""
         if not self.quiet:
-            self.rich.print(text)
+            self.rich.print(clean_line(text, 2000), markup=False, soft_wrap=True)
 
     @contextlib.contextmanager
     def progress(self, total: int):
@@ -35,7 +42,7 @@ class Console:
         )
         with Progress(*columns, console=self.rich, transient=not sys.stdout.isatty()) as bar:
             task = bar.add_task("", total=total)
-            yield lambda student: bar.update(task, advance=1, description=student)
+            yield lambda student: bar.update(task, advance=1, description=escape(clean_line(student)))
 
     def summary(self, results: dict[str, dict]) -> None:
         if self.quiet:
@@ -53,6 +60,9 @@ class Console:
                 entry = stages[stage.id]
                 colour = "green" if entry["score"] == entry["max_score"] else "red" if entry["score"] == 0 else "yellow"
                 mark = "" if entry["outcome"] in ("passed", "failed", "missing", "error") else f" ({entry['outcome']})"
-                cells.append(f"[{colour}]{points(entry['score'])}{mark}[/]")
-            table.add_row(student, *cells, points(results[student]["score"]))
+                cells.append(f"[{colour}]{points(entry['score'])}{escape(mark)}[/]")
+            table.add_row(escape(clean_line(student)), *cells, points(results[student]["score"]))
         self.rich.print(table)
+        ungraded = sum("ungraded" in results[student].get("extra_data", {}) for student in results)
+        if ungraded:
+            self.say(f"{ungraded} of {len(results)} submissions could not be graded (their zeros are not grades).")

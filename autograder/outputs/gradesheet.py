@@ -5,9 +5,11 @@ import io
 from pathlib import Path
 
 from autograder.course import STAGES
-from autograder.outputs import write_atomically
+from autograder.outputs import clean_line, write_atomically
 
 HEADER = ["student", *(stage.id for stage in STAGES), "total"]
+# A cell starting with one of these is evaluated by Excel, LibreOffice and Google Sheets (=HYPERLINK(...)).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def points(value: float) -> str:
@@ -15,13 +17,18 @@ def points(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
+def inert(cell: str) -> str:
+    """A cell a spreadsheet shows as text: the usual leading ' when it would start a formula."""
+    return f"'{cell}" if cell.startswith(FORMULA_STARTS) else cell
+
+
 def write_grades(path: Path, results: dict[str, dict]) -> None:
-    """results: student -> their results.json dict."""
+    """results: student -> their results.json dict (a submission that could not be graded has zeros)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(HEADER)
     for student in sorted(results):
         stages = results[student]["extra_data"]["stages"]
         row = [stages[stage.id]["score"] for stage in STAGES]
-        writer.writerow([student, *map(points, row), points(sum(row))])
+        writer.writerow([inert(clean_line(student)), *map(points, row), points(sum(row))])
     write_atomically(path, buffer.getvalue())

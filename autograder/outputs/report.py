@@ -1,4 +1,4 @@
-"""The class report (OUT/report.html) and each student's feedback page (OUT/<student>/feedback.html).
+"""The class report (OUT/report.html) and each student's feedback page (OUT/<folder>/feedback.html).
 
 Each page is one self-contained file: inline CSS and SVG plots drawn here, no script, no font or
 stylesheet fetched, so it opens from disk on any machine. Student names and test outputs come from
@@ -19,11 +19,18 @@ from pathlib import Path
 from urllib.parse import quote
 
 from autograder.course import STAGE_BY_ID, STAGES, TOTAL_POINTS
-from autograder.outputs import write_atomically
+from autograder.outputs import output_folder, write_atomically
 from autograder.outputs.gradesheet import points
 
-FLAG_OUTCOMES = ("timeout", "crashed", "output-limit")  # the child did not finish: worth an instructor's look
-OUTCOME_TEXT = {"timeout": "timed out", "crashed": "crashed", "output-limit": "printed too much"}
+# The child did not finish, or wrote to the grader's reply channel itself: worth an instructor's look.
+FLAG_OUTCOMES = ("timeout", "crashed", "output-limit", "tampered")
+OUTCOME_TEXT = {
+    "timeout": "timed out",
+    "crashed": "crashed",
+    "output-limit": "printed too much",
+    "tampered": "tampered with the grader",
+    "ungraded": "not graded",  # the grader failed on the submission: see the report's "Could not be graded"
+}
 HIDDEN_NOTE = "Details are shown after the grades are published."
 GREEN, AMBER, RED, GREY, INK = "#2f9e5f", "#e3a21a", "#d64541", "#9aa3ad", "#1f2933"
 
@@ -108,7 +115,7 @@ def page(title: str, body: str) -> str:
 
 def feedback_href(student: str) -> str:
     """The relative link from report.html to a student's page (names may hold spaces, '#', '?', ...)."""
-    return f"{quote(student, safe='')}/feedback.html"
+    return f"{quote(output_folder(student), safe='')}/feedback.html"
 
 
 def fill(score: float, max_score: float) -> str:
@@ -128,6 +135,12 @@ def stage_entries(result: dict) -> dict[str, dict]:
 
 def total_of(result: dict) -> float:
     return result.get("extra_data", {}).get("total", result.get("score", 0))
+
+
+def ungraded_of(result: dict) -> str | None:
+    """Why the grader could not grade this submission, or None."""
+    reason = result.get("extra_data", {}).get("ungraded")
+    return None if reason is None else str(reason)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -361,12 +374,14 @@ def isolation_html(results: dict[str, dict]) -> str:
     )
 
 
-def report_html(results: dict[str, dict]) -> str:
+def report_html(results: dict[str, dict], notes: list[str] | tuple = ()) -> str:
+    """notes: about the run as a whole (entries that are not submissions, why some were regraded), one line each."""
     students = sorted(results)
     totals = [total_of(results[name]) for name in students]
     rows = pass_rates(results)
     flags = {name: flagged(results[name]) for name in students}
     flags = {name: found for name, found in flags.items() if found}
+    ungraded = {name: ungraded_of(results[name]) for name in students if ungraded_of(results[name]) is not None}
     full = sum(total >= TOTAL_POINTS for total in totals)
 
     kpis = [
@@ -375,6 +390,7 @@ def report_html(results: dict[str, dict]) -> str:
         (f"{statistics.mean(totals):.1f}".removesuffix(".0") if totals else "–", "mean total"),
         (str(full), "full marks"),
         (str(len(flags)), "timed out / crashed"),
+        *([(str(len(ungraded)), "could not be graded")] if ungraded else []),
     ]
     kpi_html = "".join(f'<div class="kpi"><b>{esc(value)}</b><span>{esc(text)}</span></div>' for value, text in kpis)
     header = (
@@ -384,6 +400,23 @@ def report_html(results: dict[str, dict]) -> str:
         '<nav><a href="#distributions">Distributions</a><a href="#tests">Tests by pass rate</a>'
         '<a href="#flagged">Timed out / crashed</a><a href="#students">Students</a></nav></header>'
     )
+    ungraded_section = ""
+    if ungraded:
+        ungraded_rows = "".join(
+            f'<tr><td><a href="{esc(feedback_href(name))}">{esc(name)}</a></td><td>{esc(reason)}</td></tr>'
+            for name, reason in ungraded.items()
+        )
+        ungraded_section = (
+            f'<section class="warn" id="ungraded"><h2>Could not be graded <span class="muted">— {len(ungraded)} '
+            f"of {len(students)} students</span></h2><p>The grader failed on these submissions; their zeros are not "
+            "grades. Nothing of theirs is stored, so the next run tries them again.</p>"
+            '<div class="scroll"><table><thead><tr><th>student</th><th>reason</th></tr></thead>'
+            f"<tbody>{ungraded_rows}</tbody></table></div></section>"
+        )
+    notes_section = ""
+    if notes:
+        items = "".join(f"<li>{esc(note)}</li>" for note in notes)
+        notes_section = f'<section class="card" id="notes"><h2>About this run</h2><ul>{items}</ul></section>'
 
     multiples = []
     for stage in STAGES:
@@ -464,7 +497,16 @@ def report_html(results: dict[str, dict]) -> str:
     )
     student_section = f'<section class="card" id="students"><h2>Students</h2>{legend}{table}</section>'
 
-    body = header + isolation_html(results) + distributions + tests + flagged_section + student_section
+    body = (
+        header
+        + isolation_html(results)
+        + ungraded_section
+        + notes_section
+        + distributions
+        + tests
+        + flagged_section
+        + student_section
+    )
     return page("Class report", body)
 
 
@@ -544,13 +586,18 @@ def test_html(test: dict, stage_id: str, show_hidden: bool, stage_message: str =
     )
 
 
-def write_pages(out: Path, results: dict[str, dict], show_hidden: bool = False) -> Path:
-    """OUT/report.html and OUT/<student>/feedback.html for every student; returns the report's path."""
-    for student, result in results.items():
-        write_atomically(out / student / "feedback.html", feedback_html(result, show_hidden))
+def write_report(out: Path, results: dict[str, dict], notes: list[str] | tuple = ()) -> Path:
+    """OUT/report.html; returns its path."""
     report = out / "report.html"
-    write_atomically(report, report_html(results))
+    write_atomically(report, report_html(results, notes))
     return report
+
+
+def write_pages(out: Path, results: dict[str, dict], show_hidden: bool = False, notes: list[str] | tuple = ()) -> Path:
+    """OUT/report.html and OUT/<folder>/feedback.html for every student; returns the report's path."""
+    for student, result in results.items():
+        write_atomically(out / output_folder(student) / "feedback.html", feedback_html(result, show_hidden))
+    return write_report(out, results, notes)
 
 
 # ---------------------------------------------------------------------------------------------------------------

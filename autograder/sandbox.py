@@ -1075,7 +1075,7 @@ def _check_name(name: str) -> None:
         raise ValueError(f"sandbox file names must be flat, got {name!r}")
 
 
-def _rlimit_args(limits: Limits, uid: int | None, cgroup: bool, forks_after: bool) -> list[str]:
+def _rlimit_args(limits: Limits, uid: int | None, cgroup: bool, bubblewrap: bool) -> list[str]:
     cpu = max(1, math.ceil(limits.cpu_seconds))
     # With a cgroup its total decides and this is a backstop (SIGXCPU a second later, SIGKILL another later).
     # Without, this decides: SIGKILL at the limit (a SIGXCPU would be ignored by a child that is pid 1).
@@ -1087,10 +1087,8 @@ def _rlimit_args(limits: Limits, uid: int | None, cgroup: bool, forks_after: boo
         "--core=0",
         "--msgqueue=0",  # no POSIX message queues, which would outlive the run
     ]
-    if not cgroup and not forks_after:
-        args.append("--nproc=0")  # nothing forks after this: the run cannot start another process
-    elif uid is not None:
-        args.append(f"--nproc={limits.processes + (_BWRAP_PROCESSES if forks_after else 0)}")
+    if uid is not None:
+        args.append(f"--nproc={limits.processes + (_BWRAP_PROCESSES if bubblewrap else 0)}")
     else:
         # Not root: the count covers all of our own processes, so allow that many more than already run.
         args.append(f"--nproc={len(processes_of(os.getuid())) + limits.processes + _BWRAP_PROCESSES}")
@@ -1236,8 +1234,6 @@ def _run(
         if bwrap is None:
             raise RuntimeError("bubblewrap level requested but bwrap is not installed")
         argv += _bwrap_args(bwrap, folder, python, prefix, as_pid_1=group is None)
-        if group is None:
-            argv += [prlimit, "--nproc=0", "--"]  # bwrap has forked its processes: from here on nothing may fork
         where, tmp = SANDBOX_DIR, "/tmp"
     else:
         where = folder
@@ -1247,6 +1243,10 @@ def _run(
         if env_tool is None:
             raise RuntimeError("env (coreutils) is needed")
         argv += [env_tool, "-C", folder, "--"]  # posix_spawn cannot chdir and os.chdir would move every thread
+    if group is None:
+        # Without a cgroup the run cannot start another process: RLIMIT_NPROC 0 from here on. Set after the uid
+        # switch and after bwrap forked its own: an execve after setuid fails while the new uid is over its limit.
+        argv += [prlimit, "--nproc=0", "--"]
     argv += [python, "-I", "-S", os.path.join(where, script)]
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": tmp, "TMPDIR": tmp}
     # Without a private /tmp, the run's writes to the shared folders are watched (and removed afterwards).

@@ -653,6 +653,22 @@ os.write(3, " ".join(results).encode())
     assert busy.status == "timeout" and 0.85 <= busy.cpu_seconds < 1.3, busy
 
 
+@ROOT_ONLY
+@pytest.mark.parametrize("level", LEVELS)
+def test_without_cgroups_a_run_starts_while_its_uid_still_has_a_process(level, monkeypatch):
+    """Does a run without cgroups start even when its uid still has a process (one being reaped, say)? The kernel
+    refuses an execve after setuid while the new uid is over RLIMIT_NPROC, so the 0 must come after the switch."""
+    uid, lock = sandbox._pool.acquire()
+    lingering = subprocess.Popen(["sleep", "30"], user=uid, group=uid, extra_groups=[])
+    monkeypatch.setattr(sandbox._pool, "acquire", lambda: (uid, lock))
+    try:
+        outcome = run("import os\nos.write(3, b'started')\n", Isolation(level.level, level.detail, cgroups="none"))
+        assert (outcome.status, outcome.reply) == ("exited", b"started"), outcome
+    finally:
+        lingering.kill()
+        lingering.wait()
+
+
 def test_cgroups_can_be_turned_off_with_the_environment(monkeypatch):
     """Does AUTOGRADE_CGROUPS=none make detect() report no cgroups, and say so in its detail?"""
     monkeypatch.setenv("AUTOGRADE_CGROUPS", "none")

@@ -846,13 +846,15 @@ def _rlimits_text() -> str:
         places = ", ".join(["/tmp", *(p for p in shared_places() if p not in ("/tmp", "/dev/mqueue"))])
         text += (
             f", in its own mount, IPC, network and UTS namespaces: no network, and one private {TMPFS_BYTES >> 20} "
-            f"MiB tmpfs over {places} (gone after the run)"
+            f"MiB tmpfs over {places} (gone after the run; any other folder that every user may write to is not "
+            f"covered)"
         )
     else:
         text += (
-            f"; no private namespaces ({why}): it can use the network, its writes to the shared folders "
-            f"{', '.join(shared_places())} are watched and capped at {TMPFS_BYTES >> 20} MiB and removed after the "
-            f"run with its SysV IPC objects"
+            f"; no private namespaces ({why}): it can use the network, and its files in the shared folders "
+            f"{', '.join(shared_places())} are counted every {_DISK_TICK * 1000:.0f} ms, the run stopped once they "
+            f"pass {TMPFS_BYTES >> 20} MiB (a burst between two looks gets through), and removed after the run with "
+            f"its SysV IPC objects"
         )
     return (
         text + "; its processes are all killed after the run. Not hidden: every file that any user may read (the "

@@ -1,4 +1,4 @@
-"""`autograde doctor`: say which isolation this machine gives student code, why, and check it live."""
+"""`autograde doctor`: say which isolation and whole-run limits this machine gives student code, and check them live."""
 
 import argparse
 import os
@@ -72,23 +72,62 @@ os.write(3, " ".join(results).encode())
     ]
 
 
+# Four busy processes, each in a session of its own; without cgroups the fork must fail and the child spins alone.
+FORKING_HOG = b"""
+import os
+for _ in range(4):
+    try:
+        if os.fork() == 0:
+            os.setsid()
+            break
+    except OSError:
+        os.write(3, b"no-fork")
+        break
+while True:
+    pass
+"""
+
+
+def _whole_run_check(isolation: sandbox.Isolation) -> tuple[str, bool, str]:
+    """A child that forks busy setsid processes must be stopped when they all together used the CPU limit."""
+    limits = sandbox.Limits(cpu_seconds=1, wall_seconds=30)
+    outcome = sandbox.run({"hog.py": FORKING_HOG}, "hog.py", b"", limits, isolation)
+    used = f"{outcome.status} after {outcome.cpu_seconds:.2f} s of CPU in {outcome.wall_seconds:.2f} s"
+    within = outcome.status == "timeout" and outcome.cpu_seconds < 1.5
+    if isolation.cgroups == "none":
+        return (
+            "a child cannot fork (no cgroups), and stops at its 1 s CPU limit",
+            within and outcome.reply == b"no-fork",
+            used,
+        )
+    return "four busy setsid processes together stop at the 1 s CPU limit", within and outcome.reply == b"", used
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="autograde doctor", description=__doc__)
     parser.parse_args(argv)
 
-    isolation = sandbox.detect()
+    try:
+        isolation = sandbox.detect()
+    except RuntimeError as error:
+        print(f"isolation level: refused: {error}")
+        return 2
     print(f"isolation level: {isolation.level}")
-    print(f"  why: {isolation.detail}")
+    print(f"  what it protects: {isolation.detail}")
+    tree, reason = sandbox._cgroup_tree()
+    if tree is not None:
+        print(f"cgroups: {tree.version}, one per run under {', '.join(tree.parents)}")
+    else:
+        print(f"cgroups: none ({reason}); a run cannot start another process")
     bwrap = sandbox._tool("bwrap")
     print(f"bubblewrap: {bwrap} ({sandbox.bwrap_version(bwrap)})" if bwrap else "bubblewrap: not installed")
     works, why = _userns_works()
     print(f"user namespaces: {'yes' if works else 'no'} ({why})")
     if sandbox.is_root():
         last = sandbox.UID_BASE + sandbox.UID_COUNT - 1
-        print(f"running as root: yes; each run gets its own uid from {sandbox.UID_BASE}-{last} (fork bombs capped)")
+        print(f"running as root: yes; each run gets its own uid from {sandbox.UID_BASE}-{last}")
     else:
-        print(f"running as root: no; children run as uid {os.getuid()}: fork bombs are capped only roughly and,")
-        print("  at the rlimits level, setsid grandchildren can outlive a run")
+        print(f"running as root: no; children run as the grader's uid {os.getuid()}")
     try:
         python, prefix = sandbox.child_python()
     except (RuntimeError, OSError, subprocess.SubprocessError) as error:
@@ -99,14 +138,12 @@ def main(argv: list[str]) -> int:
     failed_essential = False
     warnings = 0
     print("live checks:")
-    for check, passed, happened in _live_checks(isolation):
-        essential = check == "a child runs and replies"
+    for check, passed, happened in [*_live_checks(isolation), _whole_run_check(isolation)]:
+        essential = check == "a child runs and replies" or "CPU limit" in check
         mark = "ok  " if passed else ("FAIL" if essential else "WARN")
         print(f"  {mark} {check}: {happened}")
         failed_essential |= essential and not passed
         warnings += not passed and not essential
-    if warnings and isolation.level == "rlimits":
-        print(
-            "the rlimits level does not hide files or the network: install bubblewrap (apt-get install -y bubblewrap)"
-        )
+    if warnings and isolation.level in ("rlimits", "none"):
+        print(f"the {isolation.level} level does not hide files: install bubblewrap (apt-get install -y bubblewrap)")
     return 1 if failed_essential else 0

@@ -4,6 +4,8 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -40,6 +42,9 @@ LEVELS = [
     ),
 ]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="a separate uid (and so RLIMIT_NPROC) needs root")
+CGROUPS = pytest.mark.skipif(
+    sandbox.cgroups_in_use() == "none", reason=f"no usable cgroups here: {sandbox._cgroup_tree()[1]}"
+)
 QUICK = Limits(cpu_seconds=5, wall_seconds=5)
 
 
@@ -88,37 +93,41 @@ def test_exit_codes(level, code, returncode, reply):
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_killed_by_signal(level):
-    """Is a child that dies of a signal reported as killed, with minus the signal number?"""
-    outcome = run("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", level)
+    """Is a child that dies of a signal (a real fault, here reading address 0) reported as killed, minus its number?"""
+    outcome = run("import ctypes\nctypes.string_at(0)\n", level)
     assert (outcome.status, outcome.returncode) == ("killed", -signal.SIGSEGV)
     assert "SIGSEGV" in outcome.detail
 
 
 @pytest.mark.parametrize("level", LEVELS)
-def test_loop_ignoring_sigterm_times_out_and_is_gone(level):
-    """Is an endless loop that ignores SIGTERM stopped at the wall-clock limit, leaving no process behind?"""
+def test_sleeping_loop_ignoring_sigterm_is_waiting_and_gone(level):
+    """Is a loop that sleeps and ignores SIGTERM stopped at the wall-clock backstop as "waiting", leaving nothing?"""
     token = uuid.uuid4().hex
     code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.01)\n"
-    outcome = run(code, level, Limits(wall_seconds=1), name=f"loop_{token}.py")
-    assert (outcome.status, outcome.returncode) == ("timeout", None)
+    outcome = run(code, level, Limits(cpu_seconds=2, wall_seconds=1), name=f"loop_{token}.py")
+    assert (outcome.status, outcome.returncode) == ("waiting", None), outcome
     assert 1 <= outcome.wall_seconds < 3
-    assert "wall-clock" in outcome.detail
+    assert "waiting (sleeping or blocked), not computing, for 1 s" in outcome.detail
     assert survivors(token) == []
 
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_cpu_limit(level):
-    """Does a busy loop die of the CPU limit, long before the wall-clock limit?"""
+    """Does a busy loop end with status timeout at its CPU limit, long before the wall-clock backstop?"""
     outcome = run("while True:\n    pass\n", level, Limits(cpu_seconds=1, wall_seconds=10))
-    assert outcome.status == "killed", outcome
-    assert "CPU" in outcome.detail and outcome.wall_seconds < 5
+    assert (outcome.status, outcome.returncode) == ("timeout", None), outcome
+    assert outcome.detail == "used the CPU time limit of 1 s (all its processes together)"
+    assert 0.95 <= outcome.cpu_seconds < 1.3 and outcome.wall_seconds < 5
 
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_setsid_grandchild_is_killed_when_the_child_exits(level):
     """Does a grandchild that escapes with setsid and ignores SIGTERM die with the run (its writes stop)?"""
     token = uuid.uuid4().hex
-    watched = Path(tempfile.mkdtemp(prefix="sandbox-test-"))  # a folder the test owns and the child may write
+    # A folder the test owns and the child may write. The rlimits level gives a run a private /tmp over the
+    # shared folders it found (once, as a grader does, so before this one exists): make it outside /tmp.
+    sandbox.shared_places()
+    watched = Path(tempfile.mkdtemp(prefix="sandbox-test-", dir="/run" if os.geteuid() == 0 else None))
     watched.chmod(0o777)
     target = watched / "log"
     code = f"""
@@ -272,7 +281,7 @@ except OSError as error:
 def test_child_cannot_kill_the_grader(level):
     """Can the child neither signal its parent nor the grader's pid given to it?"""
     if level.level == "rlimits" and os.geteuid() != 0:
-        pytest.skip("without root the rlimits level runs the child as the grader's own uid")
+        pytest.skip("the rlimits level needs root")
     code = """
 import os, signal, sys
 results = []
@@ -360,3 +369,358 @@ os.write(3, (" ".join(results) + f" {written}").encode())
     *refused, written = outcome.reply.split()
     assert refused == [b"refused"] * 3, outcome
     assert int(written) <= sandbox.TMPFS_BYTES
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Whole-run limits (cgroups), the wall-clock backstop, stop_all, the fallback's clean-up, and a grader not root.
+
+SETSID_HOGS = """
+import os, time
+for _ in range(4):
+    if os.fork() == 0:
+        os.setsid()
+        while True:
+            pass
+while True:
+    time.sleep(1)
+"""
+
+
+@CGROUPS
+@pytest.mark.parametrize("level", LEVELS)
+def test_busy_processes_in_sessions_of_their_own_share_one_cpu_limit(level):
+    """Are four busy setsid processes stopped when all of them together used the CPU limit, none surviving?"""
+    token = uuid.uuid4().hex
+    outcome = run(SETSID_HOGS, level, Limits(cpu_seconds=1, wall_seconds=10), name=f"hogs_{token}.py")
+    assert (outcome.status, outcome.returncode) == ("timeout", None), outcome
+    assert "all its processes together" in outcome.detail
+    assert 0.95 <= outcome.cpu_seconds < 1.4, outcome  # about the limit, not four times it
+    assert outcome.wall_seconds < 3
+    assert survivors(token) == []
+
+
+@CGROUPS
+@pytest.mark.parametrize("level", LEVELS)
+def test_memory_limit_holds_for_all_processes_together(level):
+    """Are three processes of 300 MiB each (each within RLIMIT_AS) stopped together over a 512 MiB limit?"""
+    token = uuid.uuid4().hex
+    code = """
+import os, time
+for _ in range(3):
+    if os.fork() == 0:
+        block = bytearray(b"x") * (300 << 20)  # filled, so really in memory
+        time.sleep(30)
+time.sleep(30)
+"""
+    outcome = run(code, level, Limits(cpu_seconds=10, wall_seconds=20, memory_bytes=512 << 20), name=f"mem_{token}.py")
+    assert outcome.status == "killed", outcome
+    assert outcome.detail == "killed: its processes together reached the memory limit of 512 MiB"
+    assert outcome.wall_seconds < 10
+    assert survivors(token) == []
+
+
+@CGROUPS
+@pytest.mark.parametrize("level", LEVELS)
+def test_process_count_is_capped_for_the_whole_run(level):
+    """Do processes that each start a session of their own and fork again stay within one count for the run?"""
+    token = uuid.uuid4().hex
+    code = """
+import os, time
+def spread(depth):
+    for _ in range(6):
+        try:
+            if os.fork() == 0:
+                os.setsid()
+                os.write(3, b".")
+                if depth < 3:
+                    spread(depth + 1)
+                time.sleep(30)
+        except OSError:
+            return
+spread(0)
+time.sleep(0.5)
+os._exit(0)
+"""
+    outcome = run(code, level, Limits(cpu_seconds=5, wall_seconds=10, processes=12), name=f"spread_{token}.py")
+    assert outcome.status == "exited", outcome
+    assert 0 < len(outcome.reply) < 12  # at most 11 processes besides the child itself ever ran at once
+    assert survivors(token) == []
+
+
+@CGROUPS
+def test_runs_get_equal_cpu_shares_however_many_processes_they_start():
+    """Beside a run of four busy setsid processes, does a one-process run get as much CPU per second as it does?"""
+    hog_code = SETSID_HOGS.replace("while True:\n    time.sleep(1)\n", "time.sleep(1.8)\n")
+    honest = (
+        "import os, time\nstart, used = time.perf_counter(), time.process_time()\n"
+        "while time.perf_counter() - start < 1.5:\n    pass\n"
+        "os.write(3, str(time.process_time() - used).encode())\n"
+    )
+    level = BWRAP or RLIMITS
+    with ThreadPoolExecutor(1) as pool:
+        hog = pool.submit(run, hog_code, level, Limits(cpu_seconds=30, wall_seconds=10))
+        time.sleep(0.15)
+        alone = run(honest, level, Limits(cpu_seconds=30, wall_seconds=10))
+        hogs = hog.result()
+    assert hogs.status == "exited" and alone.status == "exited", (hogs, alone)
+    hog_rate, honest_rate = hogs.cpu_seconds / hogs.wall_seconds, float(alone.reply) / 1.5
+    # With a weight per session (autogroup) it would be about a quarter; with equal weights per run about 1.
+    assert honest_rate > 0.6 * hog_rate, (honest_rate, hog_rate)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_busy_child_on_a_loaded_machine_is_decided_by_cpu_time(level):
+    """With both cores kept busy outside the sandbox, is a busy child past its wall-clock backstop still computing,
+    and so stopped by its CPU time (status timeout), not by the wall clock?"""
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        outcome = run("while True:\n    pass\n", level, Limits(cpu_seconds=2, wall_seconds=1))
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert (outcome.status, outcome.returncode) == ("timeout", None), outcome
+    assert "CPU time limit of 2 s" in outcome.detail
+    assert outcome.wall_seconds >= 1.9 and 1.9 <= outcome.cpu_seconds < 2.5
+
+
+def test_wall_backstop_is_generous():
+    """Is the wall-clock backstop well above the CPU limit it goes with (and so never the usual way a run ends)?"""
+    assert sandbox.wall_backstop(1) == 31 and sandbox.wall_backstop(60) == 180
+    assert all(sandbox.wall_backstop(s) >= 3 * s for s in (0.5, 10, 100))
+
+
+STOP_ALL = """
+import sys, threading, time
+sys.path.insert(0, {root!r})
+from autograder import sandbox
+level = sandbox.detect()
+busy = b"import os\\nif os.fork() == 0:\\n    os.setsid()\\nwhile True:\\n    pass\\n"
+outcomes = []
+def grade(code):
+    outcomes.append(sandbox.run({{"{token}.py": code}}, "{token}.py", b"", sandbox.Limits(30, 60), level))
+threads = [threading.Thread(target=grade, args=(code,)) for code in (busy, b"import time\\ntime.sleep(60)\\n")]
+for thread in threads:
+    thread.start()
+time.sleep(0.8)
+stopped = time.monotonic()
+sandbox.stop_all()
+for thread in threads:
+    thread.join()
+took = time.monotonic() - stopped
+start = time.monotonic()
+later = sandbox.run({{"{token}.py": b"pass"}}, "{token}.py", b"", sandbox.Limits(), level)
+print(took, *sorted(o.status for o in outcomes), later.status, time.monotonic() - start)
+"""
+
+
+def test_stop_all_kills_running_children_within_a_second():
+    """After stop_all(), are a busy and a sleeping run cancelled within a second, no process left, and a later
+    run cancelled at once? (In a process of its own: stop_all() is for good.)"""
+    token = f"stop_{uuid.uuid4().hex}"
+    script = STOP_ALL.format(root=str(ROOT), token=token)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    took, first, second, later, later_took = result.stdout.split()
+    assert float(took) < 1.0
+    assert (first, second, later) == ("cancelled", "cancelled", "cancelled")
+    assert float(later_took) < 0.01
+    assert survivors(token) == []
+
+
+LEAVE_BEHIND = """
+import ctypes, os, time
+for folder in ("/run/lock", "/dev/shm", "/tmp", "/var/tmp"):
+    try:
+        with open(os.path.join(folder, "{token}"), "w") as handle:
+            handle.write("note")
+    except OSError:
+        pass
+libc = ctypes.CDLL(None, use_errno=True)
+segment = libc.shmget({key}, 4096, 0o1000 | 0o600)  # IPC_CREAT
+os.write(3, str(segment).encode())
+written = 0
+try:
+    for i in range(13):
+        with open(f"/tmp/{token}-fill{{i}}", "wb") as fill:
+            for _ in range(16):
+                fill.write(b"z" * (1 << 20))
+                fill.flush()
+                written += 1 << 20
+except OSError:
+    pass
+os.write(3, f" {{written}}".encode())
+time.sleep({linger})  # still running: a watcher that counts the bytes now must stop it
+"""
+
+
+def _shm_keys() -> set[int]:
+    lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    return {int(line.split()[0]) for line in lines}
+
+
+def _fallback_leaves_nothing(private: bool):
+    token = uuid.uuid4().hex
+    key = int(token[:7], 16)
+    places = ("/run/lock", "/dev/shm", "/tmp", "/var/tmp")
+    code = LEAVE_BEHIND.format(token=token, key=key, linger=0 if private else 10)
+    outcome = run(code, RLIMITS, Limits(cpu_seconds=10, wall_seconds=20))
+    segment, *written = outcome.reply.split()
+    assert int(segment) >= 0, outcome  # it did create a shared-memory segment
+    if private:  # a private 64 MiB tmpfs: the writes fail there, like under bubblewrap
+        assert outcome.status == "exited" and int(written[0]) <= sandbox.TMPFS_BYTES, outcome
+    else:  # watched: the run is stopped at the first look past the cap (its writes may be faster than the looks)
+        assert outcome.status == "output-limit" and "64 MiB" in outcome.detail, outcome
+        assert outcome.wall_seconds < 5
+    assert not [f"{p}/{n}" for p in places if Path(p).is_dir() for n in os.listdir(p) if n.startswith(token)]
+    assert key not in _shm_keys()
+
+
+@ROOT_ONLY
+def test_fallback_leaves_no_files_ipc_or_200_mib_behind():
+    """At the rlimits level, are files in /run/lock, /dev/shm, /tmp, /var/tmp and a SysV shared-memory segment
+    gone after the run, and is writing 200 MiB to /tmp stopped at 64 MiB?"""
+    if sandbox._private_tmp()[0] is None:
+        pytest.skip(f"no private namespaces here: {sandbox._private_tmp()[1]}")
+    _fallback_leaves_nothing(private=True)
+
+
+@ROOT_ONLY
+def test_fallback_without_namespaces_sweeps_and_caps_the_uid(monkeypatch):
+    """Where unshare does not work, is a run holding more than 64 MiB in the shared folders stopped, and are its
+    files and IPC objects removed after the run?"""
+    monkeypatch.setattr(sandbox, "_private", (None, "disabled by the test"))
+    _fallback_leaves_nothing(private=False)
+
+
+NOT_ROOT = """
+import sys
+sys.path.insert(0, {root!r})
+from autograder import sandbox
+try:
+    level = sandbox.detect()
+except RuntimeError as error:
+    print("refused:", error)
+else:
+    outcome = sandbox.run({{"c.py": b"import os\\nos.write(3, b'ran')\\n"}}, "c.py", b"", sandbox.Limits(), level)
+    print(level.level, outcome.reply.decode(), level.detail)
+"""
+
+
+@ROOT_ONLY
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="setpriv (util-linux) is needed to become another user")
+@pytest.mark.parametrize("asked", ["", "rlimits", "none"])
+def test_grader_that_is_not_root_refuses_unless_asked(asked):
+    """As uid 65534, is grading without isolation refused unless AUTOGRADE_ISOLATION=none, which says so?"""
+    python = "/usr/bin/python3"
+    if not sandbox._world_readable(python):
+        pytest.skip(f"{python} is needed, readable by uid 65534")
+    env = {"PATH": "/usr/bin:/bin", "AUTOGRADE_ISOLATION": asked, "AUTOGRADE_CHILD_PYTHON": python}
+    command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-I", "-c"]
+    result = subprocess.run(
+        [*command, NOT_ROOT.format(root=str(ROOT))], capture_output=True, text=True, env=env, timeout=60, cwd="/"
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    said = result.stdout.strip()
+    if asked == "none":
+        assert said.startswith("none ran no isolation from the grader"), said
+    elif asked == "rlimits" or not said.startswith("bubblewrap ran"):  # without bubblewrap only "none" is left
+        assert said.startswith("refused:") and "no isolation from the grader" in said, said
+        assert "AUTOGRADE_ISOLATION=none" in said and "\n" not in said
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_without_cgroups_a_run_cannot_fork(level):
+    """Without cgroups (nothing would hold a whole run's limits), can a run start neither a process nor a thread?"""
+    code = """
+import os, threading
+results = []
+try:
+    if os.fork() == 0:
+        os._exit(0)
+    results.append("forked")
+except OSError:
+    results.append("no-fork")
+try:
+    threading.Thread(target=print).start()
+    results.append("thread")
+except RuntimeError:
+    results.append("no-thread")
+os.write(3, " ".join(results).encode())
+"""
+    outcome = run(code, Isolation(level.level, level.detail, cgroups="none"))
+    assert (outcome.status, outcome.reply) == ("exited", b"no-fork no-thread"), outcome
+    busy = run("while True:\n    pass\n", Isolation(level.level, level.detail, cgroups="none"), Limits(1, 10))
+    # The reaped child's own CPU time; RLIMIT_CPU, which decides here, counts in clock ticks.
+    assert busy.status == "timeout" and 0.85 <= busy.cpu_seconds < 1.3, busy
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("level", LEVELS)
+def test_without_cgroups_a_run_starts_while_its_uid_still_has_a_process(level, monkeypatch):
+    """Does a run without cgroups start even when its uid still has a process (one being reaped, say)? The kernel
+    refuses an execve after setuid while the new uid is over RLIMIT_NPROC, so the 0 must come after the switch."""
+    uid, lock = sandbox._pool.acquire()
+    lingering = subprocess.Popen(["sleep", "30"], user=uid, group=uid, extra_groups=[])
+    monkeypatch.setattr(sandbox._pool, "acquire", lambda: (uid, lock))
+    try:
+        outcome = run("import os\nos.write(3, b'started')\n", Isolation(level.level, level.detail, cgroups="none"))
+        assert (outcome.status, outcome.reply) == ("exited", b"started"), outcome
+    finally:
+        lingering.kill()
+        lingering.wait()
+
+
+def test_cgroups_can_be_turned_off_with_the_environment(monkeypatch):
+    """Does AUTOGRADE_CGROUPS=none make detect() report no cgroups, and say so in its detail?"""
+    monkeypatch.setenv("AUTOGRADE_CGROUPS", "none")
+    try:
+        found = sandbox.detect(fresh=True)
+        assert found.cgroups == "none" and "no cgroups (AUTOGRADE_CGROUPS=none)" in found.detail
+        assert "cannot start another process" in found.detail
+    finally:
+        monkeypatch.delenv("AUTOGRADE_CGROUPS")
+        sandbox.detect(fresh=True)
+
+
+@CGROUPS
+def test_leftover_cgroups_of_a_dead_grader_are_removed():
+    """Is a run cgroup left by a grader that was killed (its process still inside) removed on the next start?"""
+    tree, _ = sandbox._cgroup_tree()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    name = f"{os.stat('/proc/self/ns/pid').st_ino}-{gone.pid}-0-1"  # a pid that has ended
+    folders = [os.path.join(parent, name) for parent in tree.parents]
+    for folder in folders:
+        os.mkdir(folder)
+    token = uuid.uuid4().hex
+    left = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", token])
+    for folder in folders:
+        Path(folder, "cgroup.procs").write_text(str(left.pid))
+    sandbox._cgroup_tree(fresh=True)
+    assert left.wait(timeout=5) == -signal.SIGKILL
+    assert not any(os.path.exists(folder) for folder in folders)
+    sandbox.detect(fresh=True)
+
+
+@pytest.mark.skipif(
+    sandbox.cgroups_in_use() != "v1" or not os.path.exists("/sys/fs/cgroup/unified/cgroup.procs"),
+    reason="only where cgroup v1 holds the controllers and an empty cgroup v2 is mounted beside it",
+)
+def test_cgroup_v2_accounting_and_kill(monkeypatch):
+    """On the unified hierarchy (without its controllers here), do placement, CPU accounting and cgroup.kill
+    stop four setsid busy processes at one CPU limit for them all?"""
+    monkeypatch.setenv("AUTOGRADE_CGROUPS", "v2")
+    monkeypatch.setattr(sandbox, "_V2_NEEDED", ())
+    try:
+        found = sandbox.detect(fresh=True)
+        assert found.cgroups == "v2"
+        for level in filter(None, (BWRAP and found, Isolation("rlimits", "v2 test", cgroups="v2"))):
+            token = uuid.uuid4().hex
+            outcome = run(SETSID_HOGS, level, Limits(cpu_seconds=1, wall_seconds=10), name=f"hogs_{token}.py")
+            assert outcome.status == "timeout" and 0.95 <= outcome.cpu_seconds < 1.4, outcome
+            assert survivors(token) == []
+    finally:
+        monkeypatch.delenv("AUTOGRADE_CGROUPS")
+        monkeypatch.undo()
+        sandbox.detect(fresh=True)

@@ -80,7 +80,7 @@ def grading_parameters(isolation: sandbox.Isolation, seconds: float) -> dict:
         "grader_version": grader_version(),
         "time_limit": float(seconds),
         "isolation": isolation.level,
-        "cgroups": getattr(isolation, "cgroups", "none"),
+        "cgroups": isolation.cgroups,
     }
 
 
@@ -247,28 +247,9 @@ def _find_class(folder: Path, out: Path) -> tuple[list[tuple[str, Path]], list[s
 # Ctrl-C
 
 
-def _kill_our_children() -> None:
-    """STAND-IN for sandbox.stop_all until it lands: SIGKILL the grader's direct children (every running stage)."""
-    me = str(os.getpid())
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-            if fields[1].decode() == me:
-                os.kill(int(entry), signal.SIGKILL)
-        except (OSError, IndexError, ValueError):
-            pass
-
-
 def stop_runs() -> None:
     """Kill every stage in progress and make new ones end at once."""
-    stop_all = getattr(sandbox, "stop_all", None)
-    if stop_all is not None:
-        stop_all()
-    else:
-        _kill_our_children()
+    sandbox.stop_all()
 
 
 @contextmanager

@@ -90,10 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        students = find_class(args.submissions)
+        students, class_notes = find_class(args.submissions, args.out)
     except ClassError as error:
         print(f"autograde grade: {error}", file=sys.stderr)
         return 2
+    for note in class_notes:
+        print(f"autograde grade: {note}", file=sys.stderr)
     problem = usable_output(args.out)
     if problem:
         print(f"autograde grade: {problem}", file=sys.stderr)

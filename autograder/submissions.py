@@ -298,7 +298,7 @@ def _read_stage(submission: Submission, tree: "_Tree", root: tuple[str, ...], st
         if kind is None:
             continue
         if kind != "file":
-            reasons.append(f"{candidate} is {kind}")
+            reasons.append(f"{candidate} is {'a folder, not a file' if kind == 'dir' else kind}")
             continue
         try:
             raw = tree.read(parts, candidate)
@@ -389,7 +389,7 @@ class _Tree:
             if kind is None:
                 return None
             if kind != "dir":
-                raise Unreadable(f"{'/'.join(parts[:depth])} is {kind}")
+                raise Unreadable(f"{'/'.join(parts[:depth])} is {'a file, not a folder' if kind == 'file' else kind}")
         return self.listing(parts[:-1]).get(parts[-1])
 
     def charge(self, size: int) -> None:

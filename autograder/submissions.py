@@ -215,7 +215,8 @@ def find_class(folder: Path, out: Path | None = None) -> tuple[list[tuple[str, P
         else:
             chosen[name] = (preference, entry, path)
     if hidden:
-        notes.append(f"skipped {_count(hidden)} whose names start with '.' or '_': {_listed(hidden)}")
+        whose = "whose name starts" if len(hidden) == 1 else "whose names start"
+        notes.append(f"skipped {_count(hidden)} {whose} with '.' or '_': {_listed(hidden)}")
     if others:
         notes.append(f"skipped {_count(others)}, neither a folder nor a .zip file: {_listed(others)}")
 

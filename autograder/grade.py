@@ -32,10 +32,10 @@ from autograder.course import ROOT, STAGES
 from autograder.gradebook import Gradebook, GradebookError
 from autograder.gradebook import problem as gradebook_problem
 from autograder.judge import DEFAULT_SECONDS, StageResult, fail_all, grade_stage
-from autograder.outputs import clean_line, clean_tree, gradesheet, output_folder, write_atomically
+from autograder.outputs import clean_line, clean_tree, gradesheet, write_atomically
 from autograder.outputs.report import feedback_html, report_html, write_report
 from autograder.outputs.results import results_json, ungraded_json, ungraded_reason
-from autograder.submissions import ClassError, Submission, find_class, read_student
+from autograder.submissions import ClassError, Submission, find_class, output_folder, read_student
 
 try:
     from autograder.judge import Cancelled
@@ -234,15 +234,6 @@ def usable_output(out: Path) -> str | None:
     return None
 
 
-def _find_class(folder: Path, out: Path) -> tuple[list[tuple[str, Path]], list[str]]:
-    """find_class's (students, notes)."""
-    import inspect
-
-    if len(inspect.signature(find_class).parameters) > 1:
-        return find_class(folder, out)
-    return find_class(folder), []  # STAND-IN until the intake's find_class(folder, out) -> (students, notes) lands
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Ctrl-C
 
@@ -426,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _grade_class(args, stop: threading.Event) -> int:
     try:
-        students, notes = _find_class(args.submissions, args.out)
+        students, notes = find_class(args.submissions, args.out)
     except (ClassError, OSError) as error:
         return _fail(str(error))
     gradebook_path = args.gradebook or args.out / "gradebook.db"

@@ -14,11 +14,9 @@ Two halves, with different dependencies:
 """
 
 import ast
-import io
 import json
 import random
 import re
-import tokenize
 import types
 from collections.abc import Callable
 
@@ -533,8 +531,13 @@ GENERATORS = [
 # Submissions: a notebook's code, as text, without running anything
 # --------------------------------------------------------------------------------------------------
 
-# `x = !ls` and `x = %time f()`: IPython's assignment forms of shell escapes and magics.
-_MAGIC_ASSIGNMENT = re.compile(r"^\s*[\w.,\s\[\]()*]+=\s*[!%]")
+# `x = !ls` and `x = %time f()`: IPython's assignment forms of shell escapes and magics. Each pattern
+# is linear in the line's length: no two neighbouring repeats can match the same characters (a
+# `\s*` before a class holding `\s` made a line of a million spaces backtrack for hours).
+_MAGIC_ASSIGNMENT = re.compile(r"[\w.,\s\[\]()*]+=\s*[!%]")
+_COMPARISON = re.compile(r"\s*[\w.]+\s*[!=]=")
+MAX_CODE_CHARS = 4 << 20  # the code taken from one notebook (a dropped line grows to `pass  # ... dropped`)
+MAX_LINE_NOTES = 20  # notes about dropped lines per notebook; the rest are counted
 
 
 def _ipython_only(line: str) -> str | None:
@@ -544,7 +547,7 @@ def _ipython_only(line: str) -> str | None:
         return "IPython magic"
     if text.startswith("!"):
         return "shell escape"
-    if _MAGIC_ASSIGNMENT.match(line) and not re.match(r"^\s*[\w.]+\s*[!=]=", line):
+    if _MAGIC_ASSIGNMENT.match(line) and not _COMPARISON.match(line):
         return "IPython magic" if text.split("=", 1)[1].strip().startswith("%") else "shell escape"
     if text.startswith("?") or (text.endswith("?") and not text.startswith("#")):
         return "IPython help request"
@@ -592,17 +595,20 @@ def extract_code(raw: bytes, name: str) -> tuple[str, list[str]]:
     except json.JSONDecodeError as error:
         where = f"line {error.lineno}, column {error.colno}"
         raise ValueError(f"{name} is not a notebook: it is not valid JSON ({error.msg} at {where})") from None
+    except RecursionError:  # the decoder recurses per level: a notebook is a few levels deep
+        raise ValueError(f"{name} is not a notebook: its JSON is nested too deeply to be a notebook") from None
     if not isinstance(notebook, dict) or "nbformat" not in notebook:
         raise ValueError(f"{name} is not a notebook: valid JSON, but without the nbformat field of a Jupyter notebook")
     cells = notebook.get("cells")
     if cells is None and isinstance(notebook.get("worksheets"), list):  # nbformat 3
-        cells = [cell for sheet in notebook["worksheets"] if isinstance(sheet, dict) for cell in sheet.get("cells", [])]
+        sheets = [sheet.get("cells") for sheet in notebook["worksheets"] if isinstance(sheet, dict)]
+        cells = [cell for sheet in sheets if isinstance(sheet, list) for cell in sheet]
     if not isinstance(cells, list) or not all(isinstance(cell, dict) for cell in cells):
         raise ValueError(f"{name} is not a notebook: it has no list of cells")
 
     parts: list[str] = []
     notes: list[str] = []
-    skipped = 0
+    skipped = size = 0
     for number, cell in enumerate(cells, start=1):
         if cell.get("cell_type") != "code":
             continue
@@ -613,7 +619,8 @@ def extract_code(raw: bytes, name: str) -> tuple[str, list[str]]:
         lines = source.splitlines()
         if lines and lines[0].lstrip().startswith("%%"):
             notes.append(
-                f"cell {number}: dropped the whole cell, which starts with the cell magic `{_shorten(lines[0])}`"
+                f"cell {number}: dropped the whole cell, which starts with the cell magic "
+                f"`{_printable(_shorten(lines[0]))}`"
             )
             lines = ["pass  # cell magic dropped"] + [""] * (len(lines) - 1)
         elif not _parses(source) or "get_ipython(" in source:
@@ -621,26 +628,84 @@ def extract_code(raw: bytes, name: str) -> tuple[str, list[str]]:
             for index, line in enumerate(lines):
                 kind = None if index in inside_strings else _ipython_only(line)
                 if kind:
-                    notes.append(f"cell {number}: dropped the {kind} `{_shorten(line)}`")
+                    notes.append(f"cell {number}: dropped the {kind} `{_printable(_shorten(line))}`")
                     indent = line[: len(line) - len(line.lstrip())]
                     lines[index] = f"{indent}pass  # {kind} dropped"
         parts.append("\n".join([f"# %% cell {number}", *lines]) + "\n")
+        size += len(parts[-1]) + 1
+        if size > MAX_CODE_CHARS:
+            raise ValueError(f"{name}: its code cells are over {MAX_CODE_CHARS:,} characters; it is not a stage answer")
+    if len(notes) > MAX_LINE_NOTES:
+        notes[MAX_LINE_NOTES - 1 :] = [f"... and {len(notes) - MAX_LINE_NOTES + 1:,} more IPython-only lines dropped"]
     if skipped:
         notes.append(f"skipped the notebook's {skipped} test and read-only cell(s): the grader runs its own tests")
     if not parts:
         notes.append(f"{name} has no code cells of yours")
-    return "\n".join(parts), notes
+    code = "\n".join(parts)
+    _check_text(code, name)
+    return code, notes
+
+
+def _check_text(code: str, name: str) -> None:
+    """Code Python can compile and a file can hold (JSON escapes can give NUL and lone surrogates)."""
+    if "\0" in code:
+        raise ValueError(f"{name} contains NUL characters in its code cells; it is not Python source")
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError as error:
+        line = code.count("\n", 0, error.start) + 1
+        raise ValueError(
+            f"{name} holds a character that is not valid Unicode (a lone surrogate, {code[error.start]!a}) "
+            f"at line {line} of its code; remove it"
+        ) from None
+
+
+def _printable(text: str) -> str:
+    """A line quoted in a note, without control characters or lone surrogates (notes end up in HTML and CSV)."""
+    from autograder.submissions import printable
+
+    return printable(text, 80)
+
+
+_QUOTE_OR_COMMENT = re.compile(r"[#'\"]")
+# Inside a string: an escaped character (a backslash-newline too), the closing quotes, or (for one quote) a newline.
+_STRING_STEP = {
+    quote: re.compile(r"\\.|" + re.escape(quote) + ("" if len(quote) == 3 else r"|\n"), re.DOTALL)
+    for quote in ("'", '"', "'" * 3, '"' * 3)
+}
 
 
 def _string_interiors(source: str) -> set[int]:
-    """Indexes of the lines that lie inside a multi-line string (a docstring line may start with `%`)."""
+    """Indexes of the lines that lie inside a multi-line string (a docstring line may start with `%`).
+
+    One pass over quotes, comments and backslashes, linear in the source's length (the tokenize module
+    takes minutes on one line of a few thousand spaces before a `!`). A string left open at the end
+    gives no lines: the lines after its quote are judged one by one.
+    """
     inside: set[int] = set()
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.STRING and token.end[0] > token.start[0]:
-                inside.update(range(token.start[0], token.end[0]))  # 0-based indexes of lines 2..end
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        pass  # unfinished code: fall back to judging each line alone
+    pos = counted = line = 0
+    while match := _QUOTE_OR_COMMENT.search(source, pos):
+        line += source.count("\n", counted, match.start())
+        counted = pos = match.end()
+        if match.group() == "#":
+            pos = source.find("\n", pos)
+            if pos < 0:
+                break
+            continue
+        quote = match.group() * 3 if source.startswith(match.group() * 2, pos) else match.group()
+        pos += len(quote) - 1
+        step, first = _STRING_STEP[quote], line
+        while (found := step.search(source, pos)) is not None and found.group()[0] == "\\":
+            pos = found.end()
+        if found is None:
+            break
+        pos = found.end()
+        if found.group() == "\n":  # a one-quote string ends with its line (unfinished): nothing inside
+            pos -= 1
+            continue
+        line += source.count("\n", counted, pos)
+        counted = pos
+        inside.update(range(first + 1, line + 1))
     return inside
 
 
@@ -648,6 +713,6 @@ def _parses(source: str) -> bool:
     """Plain Python needs no rewriting (a `%` or `!` inside a string must stay as it is)."""
     try:
         ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # deep nesting: the parser gives up
         return False
     return True

@@ -7,6 +7,7 @@ winning_square.py is the reference, to show the rest of their work is graded nor
 import hashlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -189,8 +190,12 @@ def test_fallback_contains_resource_attacks(tmp_path_factory):
 @pytest.mark.parametrize("attack", ["read_solution", "read_other_student"])
 def test_the_reading_attacks_work_without_a_sandbox(tmp_path, attack):
     """Control: run unsandboxed, would these attacks have found the answers? (So containing them means something.)"""
-    make_class(tmp_path / "class", 0, [attack])
+    make_class(tmp_path / "class", 0, [attack])  # the class's honest student is the classmate read_other_student copies
     student = tmp_path / "class" / f"hostile_{attack}"
     probe = "import rules; print(rules.winner(list('XXXOO    ')), rules.to_move(list('XXXOO    ')))"
     result = subprocess.run([sys.executable, "-c", probe], cwd=student, capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["X", "O"], result.stderr[-500:]
+    if attack == "read_other_student":  # it found the classmate built above, not some rules.py elsewhere on the machine
+        shutil.rmtree(tmp_path / "class" / "honest")
+        result = subprocess.run([sys.executable, "-c", probe], cwd=student, capture_output=True, text=True, timeout=120)
+        assert "no other student's work within reach" in result.stderr, result.stdout

@@ -55,16 +55,3 @@ def write_atomically(path: Path, text: str) -> None:
         except OSError:
             pass
         raise
-
-
-try:
-    from autograder.submissions import output_folder
-except ImportError:  # STAND-IN until the intake's submissions.output_folder lands; remove it then.
-    _RUN_OUTPUTS = {"grades.csv", "report.html", "gradebook.db", "gradebook.db-wal", "gradebook.db-shm"}
-    _RUN_OUTPUTS.add("gradebook.db-journal")
-
-    def output_folder(student: str) -> str:
-        """The folder under OUT for a student's files: the name, unless it is one of the run's own outputs."""
-        if student in _RUN_OUTPUTS or student.startswith(".") or not student:
-            return f"_{student}"  # the intake skips names starting with "_", so no student has this one
-        return student

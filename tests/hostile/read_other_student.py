@@ -1,4 +1,9 @@
-"""Copies another student's rules.py instead of writing its own."""
+"""Copies a classmate's rules.py instead of writing its own.
+
+A class is graded from one folder of student folders, so a classmate's work would lie next to this
+one's: ../<classmate>/rules.py or ../<classmate>/01_rules/rules.py. Inside the sandbox only this
+submission is visible, so there is nothing to find.
+"""
 
 import glob
 import os
@@ -6,10 +11,11 @@ import os
 
 def _someone_else():
     mine = os.path.abspath(__file__)
-    patterns = [os.path.join("/", *["*"] * depth, "rules.py") for depth in range(1, 8)]
-    for pattern in patterns:
-        for path in glob.glob(pattern):
-            if os.path.abspath(path) == mine or "solutions" in path or "hostile" in path:
+    mine_folder = os.path.dirname(mine)
+    classmates = os.path.dirname(mine_folder)
+    for pattern in ("*/rules.py", "*/*/rules.py"):
+        for path in sorted(glob.glob(os.path.join(classmates, pattern))):
+            if os.path.abspath(path).startswith(mine_folder + os.sep):
                 continue
             try:
                 with open(path) as handle:

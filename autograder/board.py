@@ -39,7 +39,35 @@ def draw_with_key(board) -> str:
     """The board with empty squares as dots, and the square numbers in a grid beside it.
 
     In feedback a digit in an empty square is easily misread (0 looks like O), so the numbers stand apart.
+    Anything can be drawn, as a board a student's code left behind may hold anything: a square that is not
+    'X', 'O' or ' ' shows as '?' and is described under the grid, as is a board without nine squares.
     """
-    rows = [" " + " | ".join(mark if mark != " " else "·" for mark in board[r * 3 : r * 3 + 3]) for r in (0, 1, 2)]
+    squares = list(board[:10]) if type(board) in (list, tuple, str) else []
+    cells, notes = [], []
+    for square in range(9):
+        mark = squares[square] if square < len(squares) else None
+        if type(mark) is str and mark in ("X", "O", " "):
+            cells.append("·" if mark == " " else mark)
+        else:
+            cells.append("?")
+            if square < len(squares):
+                notes.append(f"square {square} holds {_described(mark)}")
+    rows = [" " + " | ".join(cells[r * 3 : r * 3 + 3]) for r in (0, 1, 2)]
     keys = [" ".join(str(square) for square in range(r * 3, r * 3 + 3)) for r in (0, 1, 2)]
-    return "\n---+---+---\n".join(f"{row}      {key}" for row, key in zip(rows, keys, strict=True))
+    drawing = "\n---+---+---\n".join(f"{row}      {key}" for row, key in zip(rows, keys, strict=True))
+    if type(board) not in (list, tuple, str):
+        notes.insert(0, f"this is not a list of squares but {_described(board)}")
+    elif len(board) != 9:
+        notes.insert(0, f"the board has {len(board)} squares, not 9")
+    return drawing + "".join(f"\n({note})" for note in notes)
+
+
+def _described(value) -> str:
+    """A short, printable description of anything (repr escapes control characters and lone surrogates)."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"a {type(value).__name__!r} object"
+    if type(text) is not str:
+        text = "?"
+    return text if len(text) <= 40 else text[:39] + "…"

@@ -31,19 +31,11 @@ from autograder import sandbox
 from autograder.course import ROOT, STAGES
 from autograder.gradebook import Gradebook, GradebookError
 from autograder.gradebook import problem as gradebook_problem
-from autograder.judge import DEFAULT_SECONDS, StageResult, fail_all, grade_stage
+from autograder.judge import DEFAULT_SECONDS, Cancelled, StageResult, fail_all, grade_stage
 from autograder.outputs import clean_line, clean_tree, gradesheet, write_atomically
 from autograder.outputs.report import feedback_html, report_html, write_report
 from autograder.outputs.results import results_json, ungraded_json, ungraded_reason
 from autograder.submissions import ClassError, Submission, find_class, output_folder, read_student
-
-try:
-    from autograder.judge import Cancelled
-except ImportError:  # STAND-IN until judge.Cancelled lands (raised by grade_stage once sandbox.stop_all ran).
-
-    class Cancelled(Exception):  # noqa: N818 (the judge's name for it)
-        """Grading stopped because the run was interrupted."""
-
 
 # Everything whose change can change a grade (the grader, its hidden checks, the child, the references and the
 # visible tests' examples); its hash is stored with each result.

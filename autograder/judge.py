@@ -77,7 +77,8 @@ class StageResult:
     outcome: str  # the worst outcome of its tests, or "missing"/"unreadable" for the file itself
     message: str
     tests: list[TestResult] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall clock, for the record
+    cpu_seconds: float = 0.0  # CPU time of all the stage's processes, as the sandbox measured it
 
 
 OUTCOME_ORDER = ["passed", "not-run", "failed", "error", "missing", "timeout", "output-limit", "crashed", "tampered"]
@@ -92,8 +93,8 @@ DEFAULT_SECONDS = 60  # CPU seconds per stage; the slowest honest answers (plain
 
 
 def stage_limits(seconds: float = DEFAULT_SECONDS) -> sandbox.Limits:
-    # The wall clock is only a backstop for code that sleeps or blocks (until sandbox.wall_backstop lands).
-    return sandbox.Limits(cpu_seconds=seconds, wall_seconds=max(seconds * 3, seconds + 30))
+    # CPU time of all the stage's processes decides; the wall clock is only a backstop for code that sleeps or blocks.
+    return sandbox.Limits(cpu_seconds=seconds, wall_seconds=sandbox.wall_backstop(seconds))
 
 
 # Functions whose calls can be slow in honest code (plain searches) get a timer per call, so one slow
@@ -575,12 +576,8 @@ def _worse(a: str, b: str) -> str:
 
 def fate_of(run: sandbox.Outcome, limits: sandbox.Limits, seconds: float, what: str = "the stage") -> tuple[str, str]:
     """(outcome, what happened) for the calls a child never answered, from how its run ended."""
-    cpu_limit = (
-        run.status == "timeout"
-        or run.status == "killed"
-        and (run.returncode == -signal.SIGXCPU or run.cpu_seconds >= limits.cpu_seconds - 0.5)
-    )
-    if cpu_limit:  # the CPU limit's signal, too: to a student, that is running out of time
+    # The sandbox ends a run at its CPU limit itself; SIGXCPU is the per-process limit kept as a backstop.
+    if run.status == "timeout" or (run.status == "killed" and run.returncode == -signal.SIGXCPU):
         return "timeout", f"{what} ran out of its CPU time limit of {seconds:g} s"
     if run.status == "waiting":
         return "timeout", f"the program was waiting (sleeping or blocked), not computing, for {limits.wall_seconds:g} s"
@@ -798,6 +795,7 @@ def judge_stage(
     checks = stage_checks(stage.id)
     plan = stage_plan(stage.id)
     elapsed = run.wall_seconds + (memo_run.wall_seconds if memo_run is not None else 0.0)
+    cpu = run.cpu_seconds + (memo_run.cpu_seconds if memo_run is not None else 0.0)
     replies = parse_replies(run.reply, plan, _killed(run))
     memo_replies = parse_replies(memo_run.reply, plan, _killed(memo_run), memo=True) if memo_run else None
     tampered = replies.tampered
@@ -805,7 +803,7 @@ def judge_stage(
         tampered = tampered or f"in the memo experiment's child, {memo_replies.tampered}"
     if tampered:
         result = fail_all(stage, "tampered", f"{TAMPERED}: {tampered}")
-        result.seconds = elapsed
+        result.seconds, result.cpu_seconds = elapsed, cpu
         return result
     imported = replies.imported
     fate = fate_of(run, limits, seconds)
@@ -817,7 +815,7 @@ def judge_stage(
         else:
             message = f"{stage.filename} stopped before it could be tested: {fate[1]}"
         result = fail_all(stage, "error" if imported is not None else fate[0], message)
-        result.seconds = elapsed
+        result.seconds, result.cpu_seconds = elapsed, cpu
         return result
     memo_fate = fate
     if memo_run is not None:
@@ -841,7 +839,7 @@ def judge_stage(
     message = ""
     if not replies.done:
         message = fate[1] if run.status != "exited" else "the program ended before every call was made"
-    return StageResult(stage.id, score, stage.points, outcome, message, tests, elapsed)
+    return StageResult(stage.id, score, stage.points, outcome, message, tests, elapsed, cpu)
 
 
 def _source_bytes(source: str) -> bytes:

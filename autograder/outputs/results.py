@@ -66,6 +66,7 @@ def results_json(
                 "outcome": result.outcome,
                 "message": clean(result.message, MAX_MESSAGE),
                 "seconds": round(result.seconds, 3),
+                "cpu_seconds": round(result.cpu_seconds, 3),
             }
             for stage_id, result in stages.items()
         },

@@ -230,18 +230,13 @@ def usable_output(out: Path) -> str | None:
 # Ctrl-C
 
 
-def stop_runs() -> None:
-    """Kill every stage in progress and make new ones end at once."""
-    sandbox.stop_all()
-
-
 @contextmanager
 def first_interrupt_sets(stop: threading.Event):
     """SIGINT sets stop (the batch winds down and says what is stored); a second one leaves at once, quietly."""
 
     def on_interrupt(signum, frame):
         if stop.is_set():
-            stop_runs()
+            sandbox.stop_all(wait=2.0)  # quietly, but not before every run is killed and removed
             os._exit(INTERRUPTED)
         stop.set()
 
@@ -525,14 +520,14 @@ def _grade_class(args, stop: threading.Event) -> int:
 
 def _wind_down(pool: ThreadPoolExecutor, futures: dict, stored: int, students: int) -> int:
     """After Ctrl-C: stop every stage, let the workers see it, and say what is stored."""
-    stop_runs()
+    sandbox.stop_all()
     pool.shutdown(wait=False, cancel_futures=True)
     running = {future for future in futures if not future.done()}
     deadline = time.monotonic() + 5
     while running and time.monotonic() < deadline:
         running = wait(running, timeout=0.2)[1]
         if running:
-            stop_runs()  # a stage that started just after the first call
+            sandbox.stop_all()  # a stage that started just after the first call
     code = _interrupted(stored, students)
     if running:  # a worker that does not end would hold the interpreter's exit: leave now
         sys.stdout.flush()

@@ -197,18 +197,25 @@ def _read(path: str) -> str:
 _stopping = threading.Event()
 _stop_r, _stop_w = os.pipe()
 os.set_blocking(_stop_w, False)
+_active = [0]  # runs in progress; changed under _active_lock, read without it (by stop_all's wait)
+_active_lock = threading.Lock()
 
 
-def stop_all() -> None:
+def stop_all(wait: float = 0.0) -> None:
     """Kill every run in progress (status "cancelled") and make every later run return "cancelled" at once.
 
-    Safe from a signal handler: it takes no lock, only sets a flag and makes a pipe readable.
+    Safe from a signal handler: it takes no lock, only sets a flag and makes a pipe readable. With wait, it
+    also gives the supervisors up to that many seconds to kill their runs and remove them (for a caller about
+    to exit: a process that exits at once would leave its runs behind).
     """
     _stopping.set()
     try:
         os.write(_stop_w, b"x")
     except (BlockingIOError, OSError):
         pass  # already readable
+    deadline = time.monotonic() + wait
+    while _active[0] and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _cancelled(started: float, detail: str = "grading was stopped before this run started") -> Outcome:
@@ -1182,6 +1189,8 @@ def run(
         return _cancelled(started)
     isolation = isolation or detect()
     uid, lock_fd, base, group = None, -1, None, None
+    with _active_lock:
+        _active[0] += 1
     try:
         if isolation.level == "rlimits" and not is_root():
             raise RuntimeError("the rlimits level needs root (it runs the child as another uid)")
@@ -1209,6 +1218,8 @@ def run(
             shutil.rmtree(base, ignore_errors=True)
         if uid is not None:
             _pool.release(lock_fd)
+        with _active_lock:
+            _active[0] -= 1
 
 
 def _run(

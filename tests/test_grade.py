@@ -576,9 +576,9 @@ def test_what_student_code_says_is_cleaned_and_capped_and_grading_goes_on(tmp_pa
     results = json.loads(written)
     assert "ungraded" not in results["extra_data"]
     message = results["extra_data"]["stages"]["01_rules"]["message"]
-    assert "could not be imported" in message and "more characters not shown" in message
+    assert "could not be imported" in message and "E" * 100 in message and len(message) < 1_000
     odd = (out / "mal" / "results.json").read_text(encoding="utf-8")
-    assert "winner raised ValueError" in odd and "\ufffd and [31m" in odd and "\\u001b" not in odd
+    assert "winner raised ValueError" in odd and "\ufffd and " in odd and "\\u001b" not in odd
     db = gradebook(out)
     stored = db.execute(
         "SELECT length(results_json) + (SELECT SUM(length(output)) FROM test_results t WHERE t.submission_id = s.id)"

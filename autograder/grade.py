@@ -247,7 +247,10 @@ def first_interrupt_sets(stop: threading.Event):
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        # After a first Ctrl-C every run is already stopped and the grader is leaving: a second one is ignored.
+        # (Python's own handler would not do: the interpreter puts the default back while it shuts down, and a
+        # Ctrl-C then would end it by the signal, with no exit code of ours.)
+        signal.signal(signal.SIGINT, signal.SIG_IGN if stop.is_set() else previous)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from autograder.course import ROOT, STAGES
 from autograder.gradebook import Gradebook, GradebookError
 from autograder.gradebook import problem as gradebook_problem
 from autograder.judge import DEFAULT_SECONDS, Cancelled, StageResult, fail_all, grade_stage
-from autograder.outputs import clean_line, clean_tree, gradesheet, write_atomically
+from autograder.outputs import clean_line, clean_tree, gradesheet, uncreatable, write_atomically
 from autograder.outputs.report import feedback_html, report_html, write_report
 from autograder.outputs.results import results_json, ungraded_json, ungraded_reason
 from autograder.submissions import ClassError, Submission, find_class, output_folder, read_student
@@ -204,14 +204,8 @@ def output_problem(out: Path) -> str | None:
         if not os.access(out, os.W_OK | os.X_OK):
             return f"cannot write to {out}: permission denied"
         return None
-    ancestor = out.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        return f"cannot write to {out}: {ancestor} is not a folder"
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        return f"cannot write to {out}: {ancestor} is not writable"
-    return None
+    why = uncreatable(out)
+    return f"cannot write to {out}: {why}" if why else None
 
 
 def usable_output(out: Path) -> str | None:

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
+from autograder.outputs import uncreatable
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY,
@@ -96,14 +98,8 @@ def _table_columns(schema: str) -> dict[str, set[str]]:
 def problem(path: Path) -> str | None:
     """Why path cannot be opened as a gradebook, or None; reads only (a foreign database is never changed)."""
     if not path.exists():
-        ancestor = path.parent
-        while not ancestor.exists() and ancestor != ancestor.parent:
-            ancestor = ancestor.parent
-        if not ancestor.is_dir():
-            return f"cannot create the gradebook {path}: {ancestor} is not a folder"
-        if not os.access(ancestor, os.W_OK | os.X_OK):
-            return f"cannot create the gradebook {path}: {ancestor} is not writable"
-        return None
+        why = uncreatable(path)
+        return f"cannot create the gradebook {path}: {why}" if why else None
     if path.is_dir():
         return f"the gradebook {path} is a folder, not a gradebook file"
     if not path.is_file():

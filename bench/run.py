@@ -770,8 +770,8 @@ def main() -> int:
             "",
             f"It took {(time.perf_counter() - started) / 60:.1f} minutes. Each figure is the median of the runs, "
             "with the spread (min-max) in brackets. "
-            f"Runs: {runs} per figure in parts 1, 3 and 4 (part 3's start-up figures: 20 or more), "
-            f"{class_runs} per figure in part 2.",
+            f"Runs: {runs} per figure in parts 1, 3 and 4 (part 3's start-up figures: 20 or more)"
+            + (f", {class_runs} per figure in part 2." if 2 in parts else "; part 2 was not run."),
             "",
             "Machine: " + "; ".join(f"{k}: {v}" for k, v in facts.items()) + ".",
             "",

@@ -3,16 +3,16 @@
 import importlib
 import sys
 
-# subcommand -> (module, one line of help). Modules are imported only when their verb is used.
+# subcommand -> (module in this package, one line of help). Modules are imported only when their verb is used.
 COMMANDS = {
-    "grade": ("autograder.grade", "grade a folder of submissions into grades.csv, results.json and a gradebook"),
-    "verify": ("autograder.verify", "grade the references, starters and known-wrong variants; fail on surprises"),
-    "check": ("autograder.check", "run the visible tests of your stages and show what to fix first"),
-    "play": ("autograder.play", "play tic-tac-toe against your own minimax, or watch two players"),
-    "build": ("autograder.build", "regenerate the starters (and notebooks) from solutions/; --check for drift"),
-    "release": ("autograder.release", "write the student copy of the course and check it leaks nothing"),
-    "gradescope": ("autograder.gradescope", "build a Gradescope autograder bundle (zip)"),
-    "doctor": ("autograder.doctor", "say which isolation this machine gives to student code, and why"),
+    "grade": ("grading.grade", "grade a folder of submissions into grades.csv, results.json and a gradebook"),
+    "verify": ("authoring.verify", "grade the references, starters and known-wrong variants; fail on surprises"),
+    "check": ("practice.check", "run the visible tests of your stages and show what to fix first"),
+    "play": ("practice.play", "play tic-tac-toe against your own minimax, or watch two players"),
+    "build": ("authoring.build", "regenerate the starters (and notebooks) from solutions/; --check for drift"),
+    "release": ("authoring.release", "write the student copy of the course and check it leaks nothing"),
+    "gradescope": ("grading.gradescope", "build a Gradescope autograder bundle (zip)"),
+    "doctor": ("grading.doctor", "say which isolation this machine gives to student code, and why"),
 }
 
 
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"autograde: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[name][0])
+    module = importlib.import_module(f"autograder.{COMMANDS[name][0]}")
     return module.main(rest)
 
 

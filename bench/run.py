@@ -39,9 +39,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from autograder import judge, sandbox  # noqa: E402
-from autograder.build import solution_code  # noqa: E402
-from autograder.course import STAGE_BY_ID, STAGES  # noqa: E402
+from autograder.authoring.build import solution_code  # noqa: E402
+from autograder.course.stages import STAGE_BY_ID, STAGES  # noqa: E402
+from autograder.grading import judge, sandbox  # noqa: E402
 
 BIN = Path(sys.executable).parent
 VARIANTS = ROOT / "tests" / "variants"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from autograder import sandbox  # noqa: E402
+from autograder.grading import sandbox  # noqa: E402
 
 CHILD = b"import os\ntry:\n    os.write(3, b'ok')\nexcept OSError:\n    print('ok')\n"
 

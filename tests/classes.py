@@ -7,8 +7,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-from autograder.build import solution_code
-from autograder.course import ROOT, STAGE_BY_ID, STAGES
+from autograder.authoring.build import solution_code
+from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
 
 
 def reference(stage_id: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import STAGES
+from autograder.course.stages import STAGES
 from autograder.outputs import report
 from autograder.outputs.report import browser_missing, chromium, write_pages
 from tests.test_report import HTML_NAME, fake_result

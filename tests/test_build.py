@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from autograder import build
-from autograder.course import ROOT, STAGES
+from autograder.authoring import build
+from autograder.course.stages import ROOT, STAGES
 
 
 def test_committed_starters_are_in_sync():
@@ -24,10 +24,10 @@ def test_check_names_a_drifted_starter(tmp_path, monkeypatch):
     stale = copy / "assignments" / STAGES[2].id / STAGES[2].filename
     stale.write_text(stale.read_text() + "\n# edited by hand\n")
     env_code = (
-        "import sys, pathlib, autograder.course as c;"
+        "import sys, pathlib, autograder.course.stages as c;"
         f"root = pathlib.Path({str(copy)!r});"
         "c.ROOT = root; c.SOLUTIONS = root / 'solutions'; c.ASSIGNMENTS = root / 'assignments';"
-        "import autograder.build as b; b.ROOT = root; sys.exit(b.main(['--check']))"
+        "import autograder.authoring.build as b; b.ROOT = root; sys.exit(b.main(['--check']))"
     )
     result = subprocess.run([sys.executable, "-c", env_code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 1

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import build, check
-from autograder.course import ROOT, STAGES
+from autograder.authoring import build
+from autograder.course.stages import ROOT, STAGES
+from autograder.practice import check
 
 
 def working_copy(tmp_path: Path, solved: bool) -> Path:
@@ -76,8 +77,8 @@ def test_a_module_that_does_not_import_is_one_line(tmp_path):
 
 @pytest.mark.parametrize("name", ["3", "03", "03_minimax", "minimax"])
 def test_a_stage_can_be_named_three_ways(name):
-    """Do `check 3`, `check 03_minimax` and `check minimax` all mean stage 3, as autograder.course.stage says?"""
-    from autograder.course import stage
+    """Do `check 3`, `check 03_minimax` and `check minimax` all mean stage 3, as autograder.course.stages.stage says?"""
+    from autograder.course.stages import stage
 
     folder = check.resolve(name, check.stage_folders(ROOT))
     assert folder.name == stage(name).id == "03_minimax"
@@ -92,7 +93,7 @@ def test_an_unknown_stage_exits_2_listing_the_stages(tmp_path):
 
 def test_check_needs_nothing_from_the_grader():
     """Can check.py run in the student release, where the autograder package does not exist?"""
-    source = (ROOT / "autograder" / "check.py").read_text()
+    source = (ROOT / "autograder" / "practice" / "check.py").read_text()
     assert "from autograder" not in source and "import autograder" not in source
 
 

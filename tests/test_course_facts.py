@@ -4,7 +4,7 @@ import importlib.util
 
 import pytest
 
-from autograder.course import STAGE_BY_ID
+from autograder.course.stages import STAGE_BY_ID
 
 EMPTY = [" "] * 9
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import ROOT, STAGE_BY_ID, STAGES, TOTAL_POINTS
+from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES, TOTAL_POINTS
 from autograder.outputs import clean, clean_line, clean_tree, gradesheet
 from autograder.outputs.gradesheet import HEADER
 from tests.classes import grade, perfect, read_grades, reference, starter, write_student, write_zip
@@ -245,7 +245,7 @@ def test_a_perfect_submission_earns_every_point(tmp_path):
 
 
 def _open_gradebook(path: str, barrier) -> None:
-    from autograder.gradebook import Gradebook
+    from autograder.outputs.gradebook import Gradebook
 
     barrier.wait()
     Gradebook(Path(path)).close()
@@ -353,8 +353,8 @@ def test_a_gradebook_path_that_is_not_a_gradebook_is_one_line_and_nothing_is_wri
 
 def test_no_usable_sandbox_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     """Not root and no working bubblewrap (detect() refuses): is that one line, exit 2, and OUT never created?"""
-    from autograder import grade as grading
-    from autograder import sandbox
+    from autograder.grading import grade as grading
+    from autograder.grading import sandbox
 
     def refuse(fresh=False):
         raise RuntimeError("not root and bubblewrap does not work here; set AUTOGRADE_ISOLATION=none to grade anyway")
@@ -423,8 +423,8 @@ CREATE TABLE run_students (run_id INTEGER NOT NULL REFERENCES runs(id), student 
 
 def test_an_older_gradebook_gains_the_new_columns_and_its_results_are_regraded_once(tmp_path):
     """Does a gradebook without the grading parameters open, and is its result (same files, same suite) regraded?"""
-    from autograder.grade import suite_hash
-    from autograder.submissions import read_student
+    from autograder.grading.grade import suite_hash
+    from autograder.grading.submissions import read_student
 
     folder, out = tmp_path / "class", tmp_path / "out"
     write_student(folder / "ada", {"01_rules": reference("01_rules")})
@@ -456,8 +456,8 @@ FAILS_HERE = "# the grader fails on this file\n"
 
 def test_a_failure_inside_the_grader_becomes_that_submissions_result(tmp_path, monkeypatch, capsys):
     """When grading one submission raises inside the grader, is it "could not be graded" with zeros, and only it?"""
-    from autograder import grade as grading
-    from autograder.judge import grade_stage
+    from autograder.grading import grade as grading
+    from autograder.grading.judge import grade_stage
 
     def failing_on_one(stage, source, *args, **kwargs):
         if FAILS_HERE in source:
@@ -498,8 +498,8 @@ def test_gradescopes_run_uses_the_same_barrier(tmp_path, monkeypatch, capsys):
     """Does Gradescope's run write a valid results.json saying "could not be graded" when the grader fails on it?"""
     import jsonschema
 
-    from autograder import grade as grading
-    from autograder import gradescope
+    from autograder.grading import grade as grading
+    from autograder.grading import gradescope
 
     def failing(stage, source, *args, **kwargs):
         raise sqlite3.OperationalError("database is locked")
@@ -518,7 +518,7 @@ def test_gradescopes_run_uses_the_same_barrier(tmp_path, monkeypatch, capsys):
 
 def test_a_failure_while_storing_leaves_nothing_of_that_submission(tmp_path):
     """If the gradebook refuses one submission half way through storing it, is none of it kept, and the rest?"""
-    from autograder.gradebook import Gradebook
+    from autograder.outputs.gradebook import Gradebook
 
     folder, out, path = tmp_path / "class", tmp_path / "out", tmp_path / "gradebook.db"
     write_student(folder / "ada", cheap())

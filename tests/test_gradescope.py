@@ -17,8 +17,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder import build, gradescope
-from autograder.course import STAGES, TOTAL_POINTS
+from autograder.authoring import build
+from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.grading import gradescope
 
 SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope-results.schema.json").read_text())
 
@@ -87,7 +88,7 @@ def test_bundle_layout(bundle, tmp_path):
     for stage in STAGES:
         assert f"solutions/{stage.id}/{stage.filename}" in modes
         assert f"assignments/{stage.id}/test_{stage.module}.py" in modes
-    assert {"pyproject.toml", "autograder/grade.py", "autograder/checks/visible.py"} <= set(modes)
+    assert {"pyproject.toml", "autograder/grading/grade.py", "autograder/course/checks/visible.py"} <= set(modes)
     assert not [name for name in modes if "__pycache__" in name or name.startswith(("tests/", "nbgrader/"))]
     root = unpack(bundle, tmp_path)
     for script in ("source/setup.sh", "run_autograder"):

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import sandbox
-from autograder.course import ROOT, STAGE_BY_ID, STAGES
+from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
+from autograder.grading import sandbox
 from tests.classes import grade, perfect, read_grades, reference, write_student
 
 HOSTILE = Path(__file__).parent / "hostile"

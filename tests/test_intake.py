@@ -23,10 +23,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograder import submissions
-from autograder.course import ROOT, STAGE_BY_ID, STAGES
-from autograder.notebooks import MAX_CODE_CHARS, extract_code
-from autograder.submissions import (
+from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
+from autograder.grading import submissions
+from autograder.grading.notebook_code import MAX_CODE_CHARS, extract_code
+from autograder.grading.submissions import (
     MAX_ENTRIES,
     MAX_FILE_BYTES,
     MAX_NOTE,
@@ -581,7 +581,7 @@ def test_notes_about_dropped_lines_are_capped_and_printable():
 
 def test_gradescope_gives_nothing_for_a_linked_folder(tmp_path):
     """Does run_autograder's grading of /autograder/submission follow no link either (all zeros, said why)?"""
-    from autograder import gradescope
+    from autograder.grading import gradescope
 
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "work").symlink_to(ROOT / "solutions")

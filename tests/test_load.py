@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import STAGE_BY_ID
+from autograder.course.stages import STAGE_BY_ID
 from tests.classes import grade, read_grades, reference, write_student
 
 pytestmark = pytest.mark.slow

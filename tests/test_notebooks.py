@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import notebooks
-from autograder.build import solution_code, strip_solutions
-from autograder.course import ROOT, STAGES, Stage
-from autograder.notebooks import BEGIN_HIDDEN, END_HIDDEN, extract_code
+from autograder.authoring import notebooks
+from autograder.authoring.build import solution_code, strip_solutions
+from autograder.authoring.notebooks import BEGIN_HIDDEN, END_HIDDEN
+from autograder.course.stages import ROOT, STAGES, Stage
+from autograder.grading.notebook_code import extract_code
 
 BIN = Path(sys.executable).parent
 STUDENTS = ("reference", "untouched", "mistake")
@@ -212,7 +213,7 @@ def test_extract_code_reads_nbformat_3():
 def test_extract_code_imports_nothing_from_jupyter():
     """The grader and the Gradescope bundle have no Jupyter: extract_code must work with the standard library."""
     code = (
-        "import sys, autograder.notebooks as n\n"
+        "import sys, autograder.grading.notebook_code as n\n"
         "n.extract_code(b'{\"nbformat\": 4, \"cells\": []}', 'x.ipynb')\n"
         "jupyter = ('nbformat', 'nbgrader', 'IPython', 'jupyter_core')\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in jupyter)\n"
@@ -357,7 +358,7 @@ def test_feedback_hides_hidden_tests(course):
 
 def test_autograde_grade_matches_py_twins(course, tmp_path):
     """Does `autograde grade` give each notebook exactly the points of the same code submitted as a .py file?"""
-    pytest.importorskip("autograder.grade", reason="`autograde grade` does not exist yet")
+    pytest.importorskip("autograder.grading.grade", reason="`autograde grade` does not exist yet")
     submissions = tmp_path / "submissions"
     for stage in STAGES:
         for student in STUDENTS:

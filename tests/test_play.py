@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder import sandbox
-from autograder.board import draw, to_move, winner
-from autograder.course import ASSIGNMENTS, ROOT, SOLUTIONS
-from autograder.players import SHAPES, Perfect, Tampered, decode
+from autograder.course.board import draw, to_move, winner
+from autograder.course.stages import ASSIGNMENTS, ROOT, SOLUTIONS
+from autograder.grading import sandbox
+from autograder.practice.players import SHAPES, Perfect, Tampered, decode
 
 FIXTURES = Path(__file__).parent / "fixtures" / "play"
 MAX_FOR_BOTH = FIXTURES / "max_for_both"  # a known-wrong choose_move: O keeps the largest score too

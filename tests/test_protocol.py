@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograder import child, judge, sandbox
-from autograder.board import draw_with_key
-from autograder.course import STAGE_BY_ID
+from autograder.course.board import draw_with_key
+from autograder.course.stages import STAGE_BY_ID
+from autograder.grading import child, judge, sandbox
 
 HOSTILE = Path(__file__).parent / "hostile"
 RULES, MEMO = STAGE_BY_ID["01_rules"], STAGE_BY_ID["04_memoization"]

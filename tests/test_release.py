@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import build, release
-from autograder.checks import stage_checks
-from autograder.course import ROOT, STAGES
+from autograder.authoring import build, release
+from autograder.course.checks import stage_checks
+from autograder.course.stages import ROOT, STAGES
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ from urllib.parse import unquote
 
 import pytest
 
-from autograder import grade, judge, sandbox
-from autograder.course import STAGES, TOTAL_POINTS
+from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.grading import grade, judge, sandbox
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import HIDDEN_NOTE, feedback_href, feedback_html, markdown, pass_rates, write_pages
 from autograder.outputs.results import results_json, ungraded_json

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import sandbox
-from autograder.sandbox import Isolation, Limits
+from autograder.grading import sandbox
+from autograder.grading.sandbox import Isolation, Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 RLIMITS = Isolation("rlimits", "chosen by the test")
@@ -243,7 +243,8 @@ os.write(3, " ".join(results).encode())
 @pytest.mark.skipif(BWRAP is None, reason="bubblewrap missing, failing or AUTOGRADE_ISOLATION=rlimits")
 def test_bubblewrap_hides_the_repository_and_other_folders():
     """Under bubblewrap, are the repository, the solutions and /work invisible to the child?"""
-    paths = [ROOT / "solutions/01_rules/rules.py", ROOT / "autograder/sandbox.py", Path("/work"), Path(__file__)]
+    paths = [ROOT / "solutions/01_rules/rules.py", ROOT / "autograder/grading/sandbox.py", Path("/work")]
+    paths.append(Path(__file__))
     code = f"""
 import os
 seen = []
@@ -493,7 +494,7 @@ def test_wall_backstop_is_generous():
 STOP_ALL = """
 import sys, threading, time
 sys.path.insert(0, {root!r})
-from autograder import sandbox
+from autograder.grading import sandbox
 level = sandbox.detect()
 busy = b"import os\\nif os.fork() == 0:\\n    os.setsid()\\nwhile True:\\n    pass\\n"
 outcomes = []
@@ -596,7 +597,7 @@ def test_fallback_without_namespaces_sweeps_and_caps_the_uid(monkeypatch):
 NOT_ROOT = """
 import sys
 sys.path.insert(0, {root!r})
-from autograder import sandbox
+from autograder.grading import sandbox
 try:
     level = sandbox.detect()
 except RuntimeError as error:

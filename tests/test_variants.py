@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from autograder import verify
-from autograder.course import ROOT, STAGES
+from autograder.authoring import verify
+from autograder.course.stages import ROOT, STAGES
 
 VARIANTS = ROOT / "tests" / "variants"
 

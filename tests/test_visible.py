@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.build import solution_code
-from autograder.course import ASSIGNMENTS, ROOT, STAGE_BY_ID, STAGES
+from autograder.authoring.build import solution_code
+from autograder.course.stages import ASSIGNMENTS, ROOT, STAGE_BY_ID, STAGES
 
 # Each stage's visible tests must be more than a token: at least this many per stage.
 MIN_TESTS = 15

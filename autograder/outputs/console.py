@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from autograder.course import STAGES, TOTAL_POINTS
+from autograder.course.stages import STAGES, TOTAL_POINTS
 from autograder.outputs import clean_line
 from autograder.outputs.gradesheet import points
 

@@ -4,7 +4,7 @@ import csv
 import io
 from pathlib import Path
 
-from autograder.course import STAGES
+from autograder.course.stages import STAGES
 from autograder.outputs import clean_line, write_atomically
 
 HEADER = ["student", *(stage.id for stage in STAGES), "total"]

@@ -18,10 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from autograder.course import STAGE_BY_ID, STAGES, TOTAL_POINTS
+from autograder.course.stages import STAGE_BY_ID, STAGES, TOTAL_POINTS
+from autograder.grading.submissions import output_folder
 from autograder.outputs import write_atomically
 from autograder.outputs.gradesheet import points
-from autograder.submissions import output_folder
 
 # The child did not finish, or wrote to the grader's reply channel itself: worth an instructor's look.
 FLAG_OUTCOMES = ("timeout", "crashed", "output-limit", "tampered")

@@ -5,8 +5,8 @@ summary table and the pages are all made from it. Every text in it that a submis
 capped here, so what the grader writes per student stays under a fixed size whatever the code did.
 """
 
-from autograder.course import STAGES, TOTAL_POINTS
-from autograder.judge import StageResult, fail_all
+from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.grading.judge import StageResult, fail_all
 from autograder.outputs import clean, clean_line
 
 HIDDEN_VISIBILITY = "after_published"

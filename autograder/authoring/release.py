@@ -1,0 +1,265 @@
+"""`autograde release OUT`: write the student copy of the course, then check that it gives nothing away.
+
+The release holds assignments/ (starters generated fresh from solutions/, visible tests, READMEs and their
+helpers), a short README, check.py (a copy of autograder/check.py), requirements.txt and a pyproject.toml
+that configures pytest. It never holds solutions/, the grader, its tests, nbgrader/ or examples/.
+
+The leak check (leaks(), run by every release) fails, naming file and line, when a released file contains
+a meaningful line of a reference solution's body, or a board that only the hidden checks use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.authoring import build
+from autograder.course.stages import ROOT, STAGES
+
+# Solution lines with fewer non-blank characters than this are idioms the hints teach on purpose
+# ("board[square] = mark", "memo[key] = result", "return memo[key]") or say nothing ("return total"). From
+# about 20 a line carries a decision of the solution: a condition, a call with its arguments, a combination.
+MIN_LEAK_CHARS = 20
+EMPTY_BOARD = (" ",) * 9
+COURSE_FOLDERS = ("assignments", "solutions", "autograder", "tests", "nbgrader", "docs", "examples")
+SKIPPED_NAMES = {"__pycache__", ".pytest_cache", ".ipynb_checkpoints"}
+
+# A board written as 9 characters in quotes or backticks: "XO X O  X".
+BOARD_STRING = re.compile(r"""(["'`])([XO ]{9})\1""")
+# A board written as a list or tuple of 9 one-character strings: ['X', 'O', ' ', ...], across lines too.
+_SQUARE = r"""\s*["'][XO ]["']\s*"""
+BOARD_LIST = re.compile(r"[\[(]" + ",".join([_SQUARE] * 9) + r",?\s*[\])]")
+# How a check's title says it enumerates a kind of board rather than sampling it.
+EXHAUSTIVE_TITLE = re.compile(r"\bon every\b[^()]*\bboards?\b")
+ONE_SQUARE = re.compile(r"""["']([XO ])["']""")
+
+STUDENT_README = """\
+# Tic-tac-toe, minimax and memoization
+
+Seven short assignments, from the rules of tic-tac-toe to a perfect player. Work them in order: each
+stage folder in `assignments/` has a README (what to write), the module you complete and its tests.
+
+## Set up once
+
+```sh
+python3 -m venv .venv && . .venv/bin/activate    # Python 3.11 or newer
+pip install -r requirements.txt
+```
+
+## Work a stage
+
+1. Read `assignments/<stage>/README.md`.
+2. Replace each `raise NotImplementedError()` in `assignments/<stage>/<module>.py` with your code. Keep the
+   function names and the file name: the tests and the grader look for them.
+3. Run that stage's tests, for example `pytest assignments/01_rules`, until they pass.
+4. `python check.py` runs the tests of every stage and shows, per stage, how many pass and the first thing to
+   fix; `python check.py 3` (or `minimax`, or `03_minimax`) checks one stage.
+
+The grader runs these tests and hidden ones on many more boards, so a stage that passes here can still lose
+points: make your functions right for every board, not only for the examples.
+
+## The stages
+
+| stage | title | points |
+|---|---|---|
+{stages}
+"""
+
+REQUIREMENTS = """\
+# The visible tests need pytest; check.py uses rich for its table when it is installed.
+pytest>=8,<10
+rich>=13,<16
+"""
+
+PYPROJECT = """\
+# pytest settings for the visible tests; `pytest` here runs every stage, `pytest assignments/01_rules` one.
+[tool.pytest.ini_options]
+testpaths = ["assignments"]
+addopts = "-p no:cacheprovider"
+"""
+
+
+@dataclass(frozen=True)
+class Secret:
+    text: str  # what must not appear
+    origin: str  # where it comes from, for the message
+
+
+def student_readme() -> str:
+    rows = "\n".join(
+        f"| `{stage.id}` | {stage.title}{' ' + '★' * stage.stars if stage.stars else ''} | {stage.points} |"
+        for stage in STAGES
+    )
+    return STUDENT_README.replace("{stages}", rows)
+
+
+def released_files() -> dict[str, bytes]:
+    """Every file of the release, by its path inside OUT."""
+    files: dict[str, bytes] = {}
+    assignments = ROOT / "assignments"
+    for path in sorted(assignments.rglob("*")):
+        relative = path.relative_to(ROOT)
+        if not path.is_file() or any(part in SKIPPED_NAMES or part.startswith(".") for part in relative.parts):
+            continue
+        if path.suffix in (".pyc", ".pyo"):
+            continue
+        data = path.read_bytes()
+        if path.name == "README.md":
+            # The release has no `autograde` command; the same check ships as check.py.
+            data = data.replace(b"autograde check", b"python check.py")
+        files[relative.as_posix()] = data
+    for stage in STAGES:
+        # Fresh from the solution, never the working copy: an instructor may have filled in a starter to try it.
+        files[stage.starter_path.relative_to(ROOT).as_posix()] = build.starter(stage).encode()
+    files["README.md"] = student_readme().encode()
+    files["requirements.txt"] = REQUIREMENTS.encode()
+    files["pyproject.toml"] = PYPROJECT.encode()
+    files["check.py"] = (Path(__file__).parents[1] / "practice" / "check.py").read_bytes()
+    return files
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What must not leak
+
+
+def _normalise(line: str) -> str:
+    return " ".join(line.split())
+
+
+def _weight(line: str) -> int:
+    return len(line) - line.count(" ")
+
+
+def solution_lines() -> list[Secret]:
+    """The meaningful lines of every solution body (between the markers), without those students are given.
+
+    A line is meaningful when it has MIN_LEAK_CHARS non-blank characters and appears in no starter: stage 1's helpers,
+    for instance, are solution bodies in stage 1 but given code in every later stage.
+    """
+    given: set[str] = set()
+    for stage in STAGES:
+        given.update(_normalise(line) for line in build.starter(stage).splitlines())
+    secrets: dict[str, Secret] = {}
+    for stage in STAGES:
+        inside = False
+        for number, line in enumerate(stage.solution_path.read_text().splitlines(), start=1):
+            text = line.strip()
+            if text in (build.BEGIN, build.END):
+                inside = text == build.BEGIN
+                continue
+            text = _normalise(text)
+            if inside and _weight(text) >= MIN_LEAK_CHARS and text not in given and text not in secrets:
+                where = f"{stage.solution_path.relative_to(ROOT)}:{number}"
+                secrets[text] = Secret(text, f"line {where} of a reference solution")
+    return list(secrets.values())
+
+
+def is_exhaustive(check) -> bool:
+    """Does a hidden check run on every board of a kind ("winner on every reachable board ...")?
+
+    Such a check has no secret inputs: knowing one of its 5,478 or 958 boards tells a student nothing about
+    the test. The boards of a fixed sample ("on a fixed sample of 40 unfinished boards") are secret.
+    """
+    return EXHAUSTIVE_TITLE.search(check.title) is not None
+
+
+def hidden_boards() -> dict[tuple[str, ...], str]:
+    """Boards only the hidden checks use (samples, not enumerations), each with the id of a check using it."""
+    from autograder.course.checks import stage_checks
+
+    visible: set[tuple[str, ...]] = {EMPTY_BOARD}
+    hidden: dict[tuple[str, ...], str] = {}
+    for stage in STAGES:
+        for check in stage_checks(stage.id):
+            boards = {tuple(case.args[0]) for case in check.cases if case.args}
+            if check.visible:
+                visible |= boards
+            elif not is_exhaustive(check):
+                for board in boards:
+                    hidden.setdefault(board, f"{stage.id} hidden check {check.id}")
+    return {board: where for board, where in hidden.items() if board not in visible}
+
+
+def boards_in(text: str) -> list[tuple[int, tuple[str, ...]]]:
+    """(line number, board) for every board written in text as a quoted 9-character string or a list of 9."""
+    found = []
+    for match in BOARD_STRING.finditer(text):
+        found.append((text.count("\n", 0, match.start()) + 1, tuple(match.group(2))))
+    for match in BOARD_LIST.finditer(text):
+        squares = tuple(ONE_SQUARE.findall(match.group(0)))
+        if len(squares) == 9:
+            found.append((text.count("\n", 0, match.start()) + 1, squares))
+    return found
+
+
+def leaks(folder: Path) -> list[str]:
+    """Every leak in the files under folder, one line each: "path:line: what leaked (where it comes from)"."""
+    secrets = solution_lines()
+    hidden = hidden_boards()
+    problems = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue  # not text: nothing a student could read a line of code from
+        name = path.relative_to(folder).as_posix()
+        for number, line in enumerate(text.splitlines(), start=1):
+            flat = _normalise(line)
+            if _weight(flat) < MIN_LEAK_CHARS:
+                continue
+            for secret in secrets:
+                if secret.text in flat:
+                    problems.append(f"{name}:{number}: {secret.text!r} is {secret.origin}")
+        for number, board in boards_in(text):
+            if board in hidden:
+                problems.append(f"{name}:{number}: board {''.join(board)!r} is an input of the {hidden[board]}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def write_release(out: Path, files: dict[str, bytes] | None = None) -> list[str]:
+    """Write the release into out (which must not exist or be empty) and return its leaks."""
+    files = released_files() if files is None else files
+    for name, content in files.items():
+        path = out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    return leaks(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="autograde release", description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="the folder to write the release into (new or empty)")
+    parser.add_argument("--force", action="store_true", help="delete OUT first if it already holds files")
+    args = parser.parse_args(argv)
+    out: Path = args.out
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        if not args.force:
+            print(
+                f"autograde release: {out} already exists and is not empty; pass --force to replace it", file=sys.stderr
+            )
+            return 2
+        precious = {ROOT, *ROOT.parents, *(ROOT / name for name in COURSE_FOLDERS)}
+        if out.resolve() in precious:
+            print(f"autograde release: refusing to delete {out}: it is (or holds) the course itself", file=sys.stderr)
+            return 2
+        shutil.rmtree(out) if out.is_dir() else out.unlink()
+    files = released_files()
+    problems = write_release(out, files)
+    for problem in problems:
+        print(f"leak: {problem}", file=sys.stderr)
+    if problems:
+        print(f"autograde release: {len(problems)} leak(s) in {out}; do not hand it out", file=sys.stderr)
+        return 1
+    print(f"Wrote the student release to {out} ({len(files)} files); the leak check found nothing.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""The checks of every stage: what to call, with which boards, and how to judge the answers.
+
+A Check is data: a list of calls and, for each, the answers that are right (computed by the
+oracle from the reference solutions). The child only makes calls; judging happens in
+autograder.grading.judge, in the trusted process.
+"""
+
+import functools
+import importlib
+import random
+from dataclasses import dataclass, field
+
+from autograder.course.stages import STAGE_BY_ID
+
+Board = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    args: tuple  # (board as a tuple of 9 squares, *further arguments)
+    accept: frozenset  # every right answer; one element where the contract allows only one
+
+
+@dataclass
+class Check:
+    id: str  # stable across students and runs, e.g. "winner/diagonals"
+    function: str
+    title: str  # what the check is about, read by students: "winner on boards won on a diagonal"
+    points: int
+    visible: bool = False
+    cases: list[Case] = field(default_factory=list)
+    hint: str = ""  # what to try when it fails
+    kind: str = "calls"  # "calls", "memo-size", "memo-speed" or "unchanged" (the board left as it was)
+
+
+def case(board, *extra, accept) -> Case:
+    answers = accept if isinstance(accept, set | frozenset) else {_freeze(accept)}
+    return Case(args=(tuple(board), *extra), accept=frozenset(_freeze(answer) for answer in answers))
+
+
+def _freeze(answer):
+    return tuple(answer) if isinstance(answer, list) else answer
+
+
+def sample(boards: list[Board], size: int, seed: str, always: tuple[Board, ...] = ()) -> list[Board]:
+    """A fixed, seeded sample of boards (the same every run), with the boards in always first."""
+    rest = [board for board in boards if board not in always]
+    chosen = random.Random(seed).sample(rest, min(size, len(rest)))
+    return list(always) + chosen
+
+
+def unchanged(function_names: str, points: int = 1) -> Check:
+    return Check(
+        id="board-unchanged",
+        function=function_names,
+        title="leaves the board it is given as it found it",
+        points=points,
+        kind="unchanged",
+        hint="Undo every mark you place (board[square] = ' ') before you return, or work on a copy.",
+    )
+
+
+@functools.cache
+def stage_checks(stage_id: str) -> tuple[Check, ...]:
+    """All checks of one stage, visible ones first; their points add up to the stage's points."""
+    from autograder.course.checks.visible import visible_checks
+    from autograder.course.oracle import oracle
+
+    stage = STAGE_BY_ID[stage_id]
+    hidden = importlib.import_module(f"{__name__}.s{stage.id}")  # one module per stage, named after its folder
+    checks = visible_checks(stage, oracle()) + hidden.checks(oracle())
+    total = sum(check.points for check in checks)
+    if total != stage.points:
+        raise AssertionError(f"{stage_id}: checks are worth {total} points, the manifest says {stage.points}")
+    return tuple(checks)

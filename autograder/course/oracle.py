@@ -1,0 +1,122 @@
+"""Expected answers, computed in the trusted process from the reference solutions in solutions/.
+
+The reference functions are plain recursions; wrapping their module-level names in a cache
+(the recursion looks the name up at each call) makes whole-game tables cheap while every
+answer still comes from the reference code itself.
+"""
+
+import functools
+import importlib.util
+from types import ModuleType
+
+from autograder.course.stages import STAGE_BY_ID
+
+EMPTY = (" ",) * 9
+
+
+def load_reference(stage_id: str) -> ModuleType:
+    """Import a fresh copy of the stage's reference solution (trusted code)."""
+    path = STAGE_BY_ID[stage_id].solution_path
+    spec = importlib.util.spec_from_file_location(f"reference_{stage_id}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cached(module: ModuleType, name: str) -> None:
+    """Replace module.name by a cached version keyed on the board's squares."""
+    plain = getattr(module, name)
+
+    @functools.cache
+    def by_key(key):
+        return plain(list(key))
+
+    def cached(board):
+        result = by_key(tuple(board))
+        return list(result) if isinstance(result, list) else result
+
+    setattr(module, name, cached)
+
+
+class Oracle:
+    """Every position that can occur in a game, and the reference answers about them."""
+
+    def __init__(self):
+        self.rules = load_reference("01_rules")
+        self.counting = load_reference("02_count_games")
+        self.results = load_reference("06_count_results")
+        self.minimax = load_reference("04_memoization")
+        self.quick = load_reference("07_quickest_move")
+        _cached(self.counting, "count_games")
+        _cached(self.results, "count_results")
+        _cached(self.quick, "quick_score")
+        self.positions = self._reachable()
+
+    def _reachable(self) -> list[tuple[str, ...]]:
+        """All positions reachable from the empty board, in breadth-first order (empty board first)."""
+        seen, order, frontier = {EMPTY}, [EMPTY], [EMPTY]
+        while frontier:
+            following = []
+            for board in frontier:
+                if self.finished(board):
+                    continue
+                for child in self.children(board).values():
+                    if child not in seen:
+                        seen.add(child)
+                        order.append(child)
+                        following.append(child)
+            frontier = following
+        return order
+
+    def children(self, board: tuple[str, ...]) -> dict[int, tuple[str, ...]]:
+        mark = self.to_move(board)
+        return {square: board[:square] + (mark,) + board[square + 1 :] for square in range(9) if board[square] == " "}
+
+    def finished(self, board) -> bool:
+        return self.winner(board) is not None or " " not in board
+
+    def winner(self, board):
+        return self.rules.winner(list(board))
+
+    def to_move(self, board) -> str:
+        return self.rules.to_move(list(board))
+
+    def score(self, board) -> int:
+        return self.minimax.score(list(board))  # the reference memoization stage keeps its own memo
+
+    def count_games(self, board) -> int:
+        return self.counting.count_games(list(board))
+
+    def count_results(self, board) -> list[int]:
+        return list(self.results.count_results(list(board)))
+
+    def best_moves(self, board: tuple[str, ...]) -> set[int]:
+        """Every square that keeps the best score for the player to move."""
+        scores = {square: self.score(child) for square, child in self.children(board).items()}
+        best = (max if self.to_move(board) == "X" else min)(scores.values())
+        return {square for square, value in scores.items() if value == best}
+
+    def winning_squares(self, board, mark: str) -> set[int]:
+        """Every empty square where mark completes a line."""
+        return {
+            square
+            for square in range(9)
+            if board[square] == " " and self.winner(board[:square] + (mark,) + board[square + 1 :]) == mark
+        }
+
+    def quick_score(self, board) -> int:
+        return self.quick.quick_score(list(board))
+
+    def quickest_moves(self, board: tuple[str, ...]) -> set[int]:
+        """Every move that wins as soon as possible against any defence."""
+        scores = {square: self.quick_score(child) for square, child in self.children(board).items()}
+        best = (max if self.to_move(board) == "X" else min)(scores.values())
+        return {square for square, value in scores.items() if value == best}
+
+    def can_force_win(self, board) -> bool:
+        return not self.finished(board) and self.score(board) == (1 if self.to_move(board) == "X" else -1)
+
+
+@functools.cache
+def oracle() -> Oracle:
+    return Oracle()

@@ -1,0 +1,149 @@
+"""The stage manifest: the one place each stage of the course is described.
+
+The generator, the visible-test checks, the grader and the reports all read it.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS = ROOT / "solutions"
+ASSIGNMENTS = ROOT / "assignments"
+
+
+@dataclass(frozen=True)
+class Stage:
+    id: str  # the stage folder, e.g. "01_rules"
+    title: str
+    module: str  # the module the student completes, without ".py"
+    functions: tuple[str, ...]  # the functions of the student contract, in teaching order
+    points: int
+    stars: int  # 0 for the core lessons, 1 to 3 for the challenges
+    hints: tuple[str, ...]
+
+    @property
+    def filename(self) -> str:
+        return f"{self.module}.py"
+
+    @property
+    def solution_path(self) -> Path:
+        return SOLUTIONS / self.id / self.filename
+
+    @property
+    def starter_path(self) -> Path:
+        return ASSIGNMENTS / self.id / self.filename
+
+    @property
+    def test_path(self) -> Path:
+        return ASSIGNMENTS / self.id / f"test_{self.module}.py"
+
+    @property
+    def readme_path(self) -> Path:
+        return ASSIGNMENTS / self.id / "README.md"
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage(
+        id="01_rules",
+        title="The rules: who has won, whose turn is it",
+        module="rules",
+        functions=("winner", "to_move"),
+        points=10,
+        stars=0,
+        hints=(
+            "Check all eight LINES: three rows, three columns and two diagonals.",
+            "A line of three empty squares is not a win: check the first square is not ' '.",
+            "X moves first, so it is X's turn exactly when both players have the same number of marks.",
+        ),
+    ),
+    Stage(
+        id="02_count_games",
+        title="Counting games: the size of the game tree",
+        module="count_games",
+        functions=("count_games",),
+        points=10,
+        stars=0,
+        hints=(
+            "Ask 'is the game over?' first: a board with a winner is finished even if squares are empty.",
+            "Try each empty square with the mark of the player to move, count from there, then undo the mark.",
+            "Add up the counts of the children; a finished board counts as one game.",
+        ),
+    ),
+    Stage(
+        id="03_minimax",
+        title="Minimax: perfect play",
+        module="minimax",
+        functions=("score", "choose_move"),
+        points=20,
+        stars=0,
+        hints=(
+            "A finished board scores 1 if X has won, -1 if O has won and 0 for a draw.",
+            "X takes the largest score of its children, O the smallest.",
+            "choose_move tries each empty square, scores the board after that move and keeps the best for the mover.",
+        ),
+    ),
+    Stage(
+        id="04_memoization",
+        title="Memoization: remember what you have scored",
+        module="memoization",
+        functions=("score", "choose_move"),
+        points=20,
+        stars=0,
+        hints=(
+            "Look the board up in memo before doing any work, and return the stored score if it is there.",
+            "Write every board you score into memo, finished boards included.",
+            "The key must not change when the board changes later: use ''.join(board) or tuple(board), not the list.",
+        ),
+    ),
+    Stage(
+        id="05_winning_square",
+        title="Challenge: win in one move",
+        module="winning_square",
+        functions=("winning_square",),
+        points=10,
+        stars=1,
+        hints=(
+            "A line can be completed when two of its squares hold mark and the third is empty.",
+            "Return the empty square of that line, not the line itself; return -1 when no line qualifies.",
+        ),
+    ),
+    Stage(
+        id="06_count_results",
+        title="Challenge: who wins the games?",
+        module="count_results",
+        functions=("count_results",),
+        points=15,
+        stars=2,
+        hints=(
+            "Start from count_games: a finished board is one game, and it is an X win, an O win or a draw.",
+            "Add the three tallies of the children position by position.",
+            "Check the winner before checking for a full board: a full board can have a winner.",
+        ),
+    ),
+    Stage(
+        id="07_quickest_move",
+        title="Challenge: the quickest win",
+        module="quickest_move",
+        functions=("quickest_move",),
+        points=15,
+        stars=3,
+        hints=(
+            "Minimax treats every win alike; make a sooner win worth more than a later one.",
+            "One way: score a won board by the number of empty squares left plus one (negative for O).",
+            "The player to move then picks the move with the best such score.",
+        ),
+    ),
+)
+
+STAGE_BY_ID = {stage.id: stage for stage in STAGES}
+STAGE_BY_MODULE = {stage.module: stage for stage in STAGES}
+TOTAL_POINTS = sum(stage.points for stage in STAGES)
+
+
+def stage(name: str) -> Stage:
+    """Find a stage by folder name ("03_minimax"), module name ("minimax") or number ("3")."""
+    for candidate in STAGES:
+        if name in (candidate.id, candidate.module) or name.lstrip("0") == candidate.id[:2].lstrip("0"):
+            return candidate
+    known = ", ".join(s.id for s in STAGES)
+    raise KeyError(f"no stage called {name!r}; the stages are {known}")

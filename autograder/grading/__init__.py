@@ -1,0 +1,1 @@
+"""Grading submissions: reading them, running them in the sandbox, judging the replies, the grade command."""

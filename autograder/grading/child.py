@@ -1,0 +1,359 @@
+"""Runs inside the sandbox: import one student module, make the calls asked for, report plain values.
+
+Standard library only, started as `python -I -S child.py`. It reads one JSON job on stdin and writes
+one JSON line at a time on file descriptor 3 as the work goes on, so what was done before a crash or a
+timeout still counts. Nothing here decides a grade: student code shares this process and can write on
+fd 3 itself, so the trusted parent (autograder.grading.judge) reads every line strictly, judges the values
+against the oracle and measures time itself. This file only has to keep an honest student's replies
+well-formed and bounded, whatever the student's code returns or raises.
+
+Two kinds of job: the calls of a stage ("steps"), and the memo experiment of the memoization stage
+("memo"), which runs in a child of its own so that the parent can read that child's CPU time.
+"""
+
+import itertools
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+
+# Sizes of what is sent; the parent rejects anything larger as tampering, so these are protocol limits.
+MAX_ITEMS = 16  # longest list or tuple reported back; answers in this course are at most 9 long
+STR_CAP = 100  # a returned str longer than this is sent as its beginning, with the tag "S"
+NAME_CAP = 40  # type names inside encodings
+TEXT_CAP = 80  # object.__repr__ text inside encodings
+VALUE_CAP = 2000  # one whole encoding; larger lists are sent as "too large to show"
+ERROR_CAP = 100  # exception class names
+MESSAGE_CAP = 300  # exception messages
+WHERE_CAP = 200  # "rules.py line 12"
+MEMO_ENTRIES = 6000  # memo entries sent back (a right memo has 5,478)
+LINE_BUDGET = 256 << 10  # a batch is sent before it grows past this many bytes (the parent allows 1 MiB a line)
+
+
+def encode(value, depth=0):
+    """A short string that keeps value's exact type: bool is not int, a str subclass is not str.
+
+    "n" None, "b1"/"b0" a bool, "i<digits>" an int, "s<text>" a str, "S<beginning>" a str longer than
+    STR_CAP, "f<repr>" a float, "l[...]"/"t[...]" a list or tuple (a JSON list of its items' encodings, and
+    "..." after MAX_ITEMS of them), "o<type name>:<text>" anything else. Only exact built-in types are
+    looked into, so no student method runs here.
+    """
+    kind = type(value)
+    if value is None:
+        return "n"
+    if kind is str:
+        return "s" + value if len(value) <= STR_CAP else "S" + value[:STR_CAP]
+    if kind is int:
+        return "i" + str(value) if -(10**18) < value < 10**18 else "ohuge int:"
+    if kind is bool:
+        return "b1" if value else "b0"
+    if kind is float:
+        return "f" + repr(value)
+    if (kind is list or kind is tuple) and depth < 2:
+        items = [encode(item, depth + 1) for item in value[:MAX_ITEMS]]
+        text = ("l" if kind is list else "t") + json.dumps(items + ["..."] * (len(value) > MAX_ITEMS))
+        return text if len(text) <= VALUE_CAP else other(kind, "too large to show")
+    try:
+        text = object.__repr__(value)  # never the object's own __repr__, which is student code
+    except BaseException:  # noqa: B036 - a metaclass can make even this raise
+        text = "?"
+    return other(kind, text)
+
+
+def other(kind, text):
+    return f"o{type_name(kind).replace(':', '?')[:NAME_CAP]}:{plain(text, TEXT_CAP)}"
+
+
+def type_name(kind):
+    """A class's own name, read in C: a metaclass can make even `kind.__name__` student code."""
+    try:
+        return plain(type.__dict__["__name__"].__get__(kind), 10**6)
+    except BaseException:  # noqa: B036
+        return "?"
+
+
+class CallTimeout(BaseException):
+    """Raised in a call that runs past its own CPU budget (a slow honest function, not a hostile one)."""
+
+
+armed = [False]  # a timer that fires just after the call returned must not raise in the grader's own code
+
+
+def on_timer(signum, frame):
+    if armed[0]:
+        raise CallTimeout()
+
+
+def timed(seconds, function, *args):
+    """("value", what function returned), ("slow", None) or ("error", the exception it raised).
+
+    seconds (if any) is a budget of this process's CPU time (ITIMER_PROF), so a busy machine cannot make
+    it run out. A timer firing just as the call ends still gives "slow", never an error in our own code.
+    """
+    if seconds:
+        armed[0] = True
+        signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        try:
+            return "value", function(*args)
+        except CallTimeout:
+            return "slow", None
+        except BaseException as error:  # noqa: B036 - SystemExit and KeyboardInterrupt are student errors here
+            return "error", error
+        finally:
+            armed[0] = False
+    except CallTimeout:
+        return "slow", None
+    finally:
+        if seconds:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+
+
+def plain(text, cap):
+    """text as an exact str of at most cap characters, without running any method of a str subclass."""
+    try:
+        return str.__str__(text)[:cap]  # an exact copy of a str subclass, made in C; TypeError for a non-str
+    except TypeError:
+        return "?"
+
+
+def where_in(filename, error):
+    """The last line of the student's file in a traceback, e.g. 'rules.py line 12'."""
+    line = None
+    try:
+        for frame, lineno in traceback.walk_tb(error.__traceback__):
+            if os.path.basename(frame.f_code.co_filename) == filename:
+                line = lineno
+        if isinstance(error, SyntaxError) and type(error.lineno) is int:
+            line = error.lineno
+    except BaseException:  # noqa: B036 - the error is student-made; its attributes may be anything
+        pass
+    return plain(f"{filename} line {line}" if type(line) is int else filename, WHERE_CAP)
+
+
+def describe(error):
+    """(class name, message) of a student's exception, both bounded, whatever the exception does."""
+    try:
+        if isinstance(error, SyntaxError):
+            text = error.msg  # without the "(file, line n)" tail: the location is reported separately
+        elif isinstance(error, RecursionError):
+            text = "maximum recursion depth exceeded"
+        else:
+            text = str(error)
+    except BaseException:  # noqa: B036 - __str__ is student code
+        text = "(the message could not be read)"
+    return type_name(type(error))[:ERROR_CAP], plain(text, MESSAGE_CAP)
+
+
+def failure(filename, error):
+    """The fields of an error reply: the exception's class name, its message and where in the file it came from."""
+    name, text = describe(error)
+    return {"error": name, "message": text, "where": where_in(filename, error)}
+
+
+STR9 = (str,) * 9
+
+
+def same_board(board, given):
+    """Whether the list handed to the student holds exactly the squares it was given: nine exact strs, equal."""
+    return tuple(map(type, board)) == STR9 and board == given  # types first: then == runs no student code
+
+
+def run_step(module, filename, step):
+    """One call with a fresh list of the board's squares.
+
+    A call that returns without touching its board replies with the short form (id, value); anything
+    else (an error, a changed board) replies with a dict that says what happened.
+    """
+    function = getattr(module, step["call"], None)
+    if not callable(function):
+        message = f"{filename} has no function {step['call']}"
+        return {"id": step["id"], "ok": False, "error": "missing", "message": message}
+    given = list(step["args"][0])
+    board = list(given)
+    seconds = step.get("seconds")  # only the searches get a timer of their own: arming it costs time
+    if seconds:
+        how, value = timed(seconds, function, board, *step["args"][1:])
+    else:
+        try:
+            how, value = "value", function(board, *step["args"][1:])
+        except BaseException as error:  # noqa: B036 - SystemExit and KeyboardInterrupt are student errors here
+            how, value = "error", error
+    if how == "slow":
+        return {"id": step["id"], "ok": False, "error": "slow", "message": f"took more than {seconds} CPU seconds"}
+    if how == "error":
+        return {"id": step["id"], "ok": False, **failure(filename, value)}
+    if not same_board(board, given):
+        return {"id": step["id"], "ok": True, "value": encode(value), "changed": encode(board)}
+    return step["id"], encode(value)
+
+
+def board_of(key):
+    """The 9 squares a memo key names, when it is one of the usual forms of a board; else None.
+
+    ''.join(board), tuple(board) and str(board) are recognised; the parent checks their values board by
+    board and any other key through the memo's answers.
+    """
+    kind = type(key)
+    if kind is str:
+        if len(key) == 9:
+            squares = key
+        elif len(key) == 45 and key[0] in "[(":
+            squares = key[2::5]
+            if key != repr(list(squares)) and key != repr(tuple(squares)):
+                return None
+        else:
+            return None
+    elif kind is tuple and len(key) == 9 and tuple(map(type, key)) == STR9:
+        squares = "".join(key)
+    else:
+        return None
+    return squares if len(squares) == 9 and not squares.strip("XO ") else None
+
+
+def score_value(value):
+    """A score as sent in bulk: the int itself when it is 1, 0 or -1 (exactly an int), else None."""
+    return value if type(value) is int and value in (-1, 0, 1) else None
+
+
+def memo_experiment(module, filename, job, replies):
+    """Clear memo, score the board while counting every call of score, report memo, then score boards again.
+
+    The scoring again (the empty board a few times, then every reachable board) is answered at once by a
+    memo and costs a plain search seconds, so the parent can tell the two apart by this child's CPU time
+    and by the answers, whatever this process claims about its own counts.
+    """
+    name = job["call"]
+    original = getattr(module, name, None)
+    if not callable(original):
+        replies.send({"memo": True, "ok": False, "error": "missing", "message": f"{filename} has no function {name}"})
+        return
+    memo = getattr(module, "memo", None)
+    if type(memo) is not dict:
+        message = f"{filename} has no module-level dict called memo"
+        replies.send({"memo": True, "ok": False, "error": "memo", "message": message})
+        return
+    memo.clear()
+    counter = [0]
+
+    def counted(board):
+        counter[0] += 1
+        return original(board)
+
+    setattr(module, name, counted)  # the recursion looks the name up, so it is counted too
+    try:
+        how, value = timed(job["seconds"], counted, list(job["board"]))
+    finally:
+        setattr(module, name, original)
+    if how == "slow":
+        message = f"took more than {job['seconds']} CPU seconds"
+        replies.send({"memo": True, "ok": False, "error": "slow", "message": message})
+        return
+    if how == "error":
+        replies.send({"memo": True, "ok": False, **failure(filename, value)})
+        return
+    memo = getattr(module, "memo", None)
+    if type(memo) is not dict:
+        message = f"after score of the empty board, memo in {filename} is no longer a dict"
+        replies.send({"memo": True, "ok": False, "error": "memo", "message": message})
+        return
+    entries = list(itertools.islice(memo.items(), MEMO_ENTRIES))
+    replies.send(
+        {
+            "memo": True,
+            "ok": True,
+            "value": encode(value),
+            "calls": counter[0],
+            "size": len(memo),
+            "boards": [board_of(key) for key, _ in entries],
+            "values": [score_value(value) for _, value in entries],
+        }
+    )
+    answers = []
+
+    def again():
+        for board in job["again"]:
+            answers.append(score_value(original(list(board))))
+
+    how, _ = timed(job["again_seconds"], again)  # one budget for them all: a memo needs milliseconds
+    replies.send({"again": answers, "complete": how == "value"})
+
+
+class Replies:
+    """Replies go out in batches, one JSON object per line: one write per batch, not one per call.
+
+    A batch is {"ids": [...], "values": [...], "details": [...]}: the calls that simply returned, as two
+    parallel lists, and the full replies of the rest. It is sent when BATCH long, LINE_BUDGET large or
+    FLUSH_SECONDS old, so a child that dies loses at most that much of its finished work.
+    """
+
+    BATCH = 1024
+    FLUSH_SECONDS = 0.02
+
+    def __init__(self, fd):
+        self.fd, self.since = fd, time.monotonic()
+        self.ids, self.values, self.details, self.size = [], [], [], 0
+
+    def add(self, reply):
+        if type(reply) is tuple:
+            self.ids.append(reply[0])
+            self.values.append(reply[1])
+            self.size += 12 * len(reply[1]) + 16  # at most: JSON writes a character in 12 bytes (a surrogate pair)
+        else:
+            self.details.append(reply)
+            self.size += len(json.dumps(reply))
+        if (
+            len(self.ids) + len(self.details) >= self.BATCH
+            or self.size >= LINE_BUDGET
+            or time.monotonic() - self.since >= self.FLUSH_SECONDS
+        ):
+            self.flush()
+
+    def send(self, message):
+        self.flush()
+        self._write(json.dumps(message) + "\n")
+
+    def flush(self):
+        if self.ids or self.details:
+            self._write(json.dumps({"ids": self.ids, "values": self.values, "details": self.details}) + "\n")
+            self.ids, self.values, self.details, self.size = [], [], [], 0
+        self.since = time.monotonic()
+
+    def _write(self, text):
+        data = text.encode()  # json.dumps escapes everything outside ASCII, lone surrogates included
+        while data:
+            data = data[os.write(self.fd, data) :]
+
+
+def main():
+    job = json.loads(sys.stdin.read())
+    sys.stdin.close()
+    replies = Replies(3)
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    sys.setrecursionlimit(job.get("recursion_limit", 3000))
+    signal.signal(signal.SIGPROF, on_timer)
+    filename = job["module"] + ".py"
+
+    seconds = job.get("import_seconds", 10)
+    how, module = timed(seconds, __import__, job["module"])
+    if how == "slow":
+        message = f"importing it took more than {seconds} CPU seconds"
+        replies.send({"import": "error", "error": "slow", "message": message})
+        return
+    if how == "error":  # a student's SystemExit at import is an import failure too
+        replies.send({"import": "error", **failure(filename, module)})
+        return
+    replies.send({"import": "ok"})
+    if "memo" in job:
+        memo_experiment(module, filename, job["memo"], replies)
+    else:
+        for step in job["steps"]:
+            replies.add(run_step(module, filename, step))
+    replies.send({"done": True})
+
+
+if __name__ == "__main__":
+    main()

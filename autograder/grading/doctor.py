@@ -1,0 +1,149 @@
+"""`autograde doctor`: say which isolation and whole-run limits this machine gives student code, and check them live."""
+
+import argparse
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+from autograder.grading import sandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _userns_works() -> tuple[bool, str]:
+    """Can an unprivileged uid create a user namespace (what bubblewrap needs when it is not setuid)?"""
+    unshare = sandbox._tool("unshare")
+    if unshare is None:
+        return False, "unshare (util-linux) not found, so not tested"
+    command = [unshare, "--user", "--map-root-user", "true"]
+    if sandbox.is_root():
+        setpriv = sandbox._tool("setpriv")
+        if setpriv is None:
+            return False, "setpriv not found, so not tested"
+        uid = sandbox.UID_BASE
+        command = [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *command]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    if result.returncode == 0:
+        return True, "an unprivileged uid can create user namespaces"
+    return False, f"an unprivileged uid cannot create user namespaces ({result.stderr.strip() or result.returncode})"
+
+
+def _live_checks(isolation: sandbox.Isolation) -> list[tuple[str, bool, str]]:
+    """(check, passed, what happened) for a few escapes, tried by a real child under the level in force."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(0.3)
+        port = listener.getsockname()[1]
+        code = f"""
+import os, socket
+def attempt(action):
+    try:
+        action()
+        return "allowed"
+    except OSError as error:
+        return type(error).__name__
+results = [
+    attempt(lambda: os.listdir({str(ROOT)!r})),
+    attempt(lambda: os.listdir("/work")),
+    attempt(lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2).close()),
+    attempt(lambda: os.kill(int({os.getpid()}), 0)),
+]
+os.write(3, " ".join(results).encode())
+"""
+        outcome = sandbox.run(
+            {"doctor.py": code.encode()}, "doctor.py", b"", sandbox.Limits(wall_seconds=30), isolation
+        )
+        try:
+            listener.accept()[0].close()
+            heard = True
+        except TimeoutError:
+            heard = False
+    if outcome.status != "exited" or len(outcome.reply.split()) != 4:
+        return [("a child runs and replies", False, f"{outcome.status}: {outcome.detail or outcome.output[-300:]!r}")]
+    repo, work, net, signal = outcome.reply.decode().split()
+    return [
+        ("a child runs and replies", True, f"{outcome.wall_seconds * 1000:.0f} ms"),
+        (f"a child cannot read the repository {ROOT}", repo != "allowed", repo),
+        ("a child cannot read /work", work != "allowed", work),
+        ("a child cannot connect to 127.0.0.1", net != "allowed" and not heard, net),
+        ("a child cannot signal the grader", signal != "allowed", signal),
+    ]
+
+
+# Four busy processes, each in a session of its own; without cgroups the fork must fail and the child spins alone.
+FORKING_HOG = b"""
+import os
+for _ in range(4):
+    try:
+        if os.fork() == 0:
+            os.setsid()
+            break
+    except OSError:
+        os.write(3, b"no-fork")
+        break
+while True:
+    pass
+"""
+
+
+def _whole_run_check(isolation: sandbox.Isolation) -> tuple[str, bool, str]:
+    """A child that forks busy setsid processes must be stopped when they all together used the CPU limit."""
+    limits = sandbox.Limits(cpu_seconds=1, wall_seconds=30)
+    outcome = sandbox.run({"hog.py": FORKING_HOG}, "hog.py", b"", limits, isolation)
+    used = f"{outcome.status} after {outcome.cpu_seconds:.2f} s of CPU in {outcome.wall_seconds:.2f} s"
+    within = outcome.status == "timeout" and outcome.cpu_seconds < 1.5
+    if isolation.cgroups == "none":
+        return (
+            "a child cannot fork (no cgroups), and stops at its 1 s CPU limit",
+            within and outcome.reply == b"no-fork",
+            used,
+        )
+    return "four busy setsid processes together stop at the 1 s CPU limit", within and outcome.reply == b"", used
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="autograde doctor", description=__doc__)
+    parser.parse_args(argv)
+
+    try:
+        isolation = sandbox.detect()
+    except RuntimeError as error:
+        print(f"isolation level: refused: {error}")
+        return 2
+    print(f"isolation level: {isolation.level}")
+    print(f"  what it protects: {isolation.detail}")
+    tree, reason = sandbox._cgroup_tree()
+    if tree is not None:
+        print(f"cgroups: {tree.version}, one per run under {', '.join(tree.parents)}")
+    else:
+        print(f"cgroups: none ({reason}); a run cannot start another process")
+    bwrap = sandbox._tool("bwrap")
+    print(f"bubblewrap: {bwrap} ({sandbox.bwrap_version(bwrap)})" if bwrap else "bubblewrap: not installed")
+    works, why = _userns_works()
+    print(f"user namespaces: {'yes' if works else 'no'} ({why})")
+    if sandbox.is_root():
+        last = sandbox.UID_BASE + sandbox.UID_COUNT - 1
+        print(f"running as root: yes; each run gets its own uid from {sandbox.UID_BASE}-{last}")
+    else:
+        print(f"running as root: no; children run as the grader's uid {os.getuid()}")
+    try:
+        python, prefix = sandbox.child_python()
+    except (RuntimeError, OSError, subprocess.SubprocessError) as error:
+        print(f"child interpreter: none usable ({error})")
+        return 1
+    print(f"child interpreter: {python} -I -S (prefix {prefix})")
+
+    failed_essential = False
+    warnings = 0
+    print("live checks:")
+    for check, passed, happened in [*_live_checks(isolation), _whole_run_check(isolation)]:
+        essential = check == "a child runs and replies" or "CPU limit" in check
+        mark = "ok  " if passed else ("FAIL" if essential else "WARN")
+        print(f"  {mark} {check}: {happened}")
+        failed_essential |= essential and not passed
+        warnings += not passed and not essential
+    if warnings and isolation.level in ("rlimits", "none"):
+        print(f"the {isolation.level} level does not hide files: install bubblewrap (apt-get install -y bubblewrap)")
+    return 1 if failed_essential else 0

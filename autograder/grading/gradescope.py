@@ -1,0 +1,147 @@
+"""`autograde gradescope OUT.zip`: a Gradescope autograder bundle; `python -m autograder.grading.gradescope run`:
+what it runs.
+
+The bundle is a zip with setup.sh and run_autograder at its top (templates in autograder/gradescope_files/)
+and a copy of everything the grader reads: the autograder package, solutions/, the visible test files (their
+EXAMPLES tables are the visible checks) and pyproject.toml. Gradescope unpacks it into /autograder/source and
+runs setup.sh once; then, per submission, run_autograder calls `run`, which grades /autograder/submission
+exactly as `autograde grade` grades one student (same checks, same sandbox, same fallback when the container
+forbids namespaces) and writes /autograder/results/results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+import zipfile
+from pathlib import Path
+
+from autograder.course.stages import ROOT, STAGES, TOTAL_POINTS
+
+TEMPLATES = Path(__file__).resolve().parent / "gradescope_files"
+EXECUTABLES = ("setup.sh", "run_autograder")
+# What the grader reads, relative to the course root. The starters, READMEs, tests/ and nbgrader/ are not needed.
+BUNDLED = ("autograder/**/*", "solutions/*/*.py", "assignments/*/test_*.py", "pyproject.toml", "README.md")
+SKIPPED_PARTS = {"__pycache__", ".pytest_cache", ".ruff_cache"}
+FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # the same bytes for the same sources: no timestamps in the zip
+
+
+def bundle_files() -> dict[str, bytes]:
+    """Path in the zip -> content, sorted."""
+    files = {name: (TEMPLATES / name).read_bytes() for name in EXECUTABLES}
+    for pattern in BUNDLED:
+        for path in sorted(ROOT.glob(pattern)):
+            relative = path.relative_to(ROOT)
+            if path.is_file() and not SKIPPED_PARTS & set(relative.parts) and path.suffix not in (".pyc", ".pyo"):
+                files[relative.as_posix()] = path.read_bytes()
+    missing = [stage.test_path for stage in STAGES if not stage.test_path.exists()]
+    if missing:
+        raise FileNotFoundError(f"{missing[0].relative_to(ROOT)} is missing: the grader's visible checks read it")
+    return dict(sorted(files.items()))
+
+
+def write_bundle(out: Path) -> int:
+    """Write the zip; returns how many files it holds."""
+    files = bundle_files()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
+            executable = name in EXECUTABLES
+            info.external_attr = (0o100755 if executable else 0o100644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, content)
+    return len(files)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Inside Gradescope
+
+
+def student_name(root: Path) -> str:
+    """Who submitted, from Gradescope's submission_metadata.json (for extra_data only), else "submission"."""
+    try:
+        metadata = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
+        users = metadata.get("users") or [{}]
+        return str(users[0].get("email") or users[0].get("name") or "submission")
+    except (OSError, ValueError, AttributeError, IndexError, TypeError):
+        return "submission"
+
+
+def failure_results(error: str, seconds: float) -> dict:
+    """What the student sees when the grader itself failed: no score is implied, and staff are told to look."""
+    return {
+        "score": 0,
+        "execution_time": round(seconds, 3),
+        "output": (
+            "The autograder failed before it could grade this submission. This is not a grade: please tell the "
+            f"course staff.\n\n({error})"
+        ),
+        "output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "extra_data": {"error": error, "max_total": TOTAL_POINTS},
+        "tests": [],
+    }
+
+
+def run(root: Path) -> int:
+    """Grade root/submission as one student and write root/results/results.json; 1 if the grader failed.
+
+    The submission is graded behind the same fault barrier as in `autograde grade`: a failure of the grader on
+    it gives "could not be graded: <reason>" with zeros, never a traceback instead of a results.json.
+    """
+    from autograder.grading import sandbox
+    from autograder.grading.grade import grade_student
+    from autograder.outputs import clean_tree, write_atomically
+    from autograder.outputs.results import ungraded_reason
+
+    started = time.perf_counter()
+    results_path = root / "results" / "results.json"
+    # Logged to Gradescope's debugging output (staff only): which grader copy ran, under which isolation.
+    print(f"grader: {Path(__file__).resolve().parent}", flush=True)
+    try:
+        isolation = sandbox.detect()
+        print(f"isolation: {isolation.level}: {isolation.detail}", flush=True)
+        results = grade_student(student_name(root), root / "submission", isolation)
+        reason = ungraded_reason(results)
+        if reason:
+            print(f"could not be graded: {reason}", flush=True)
+        status = 1 if reason else 0
+    except Exception as error:  # the grader's own failure: still write results.json so the student sees why
+        traceback.print_exc()
+        results = clean_tree(failure_results(f"{type(error).__name__}: {error}", time.perf_counter() - started))
+        status = 1
+    write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(f"score: {results['score']} of {TOTAL_POINTS}; wrote {results_path}", flush=True)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:
+        parser = argparse.ArgumentParser(
+            prog="python -m autograder.grading.gradescope run", description="Grade ROOT/submission into ROOT/results."
+        )
+        parser.add_argument("--root", type=Path, default=Path("/autograder"), help="Gradescope's root (/autograder)")
+        return run(parser.parse_args(argv[1:]).root)
+    parser = argparse.ArgumentParser(prog="autograde gradescope", description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="the zip to write, e.g. gradescope.zip (upload it to Gradescope)")
+    args = parser.parse_args(argv)
+    if args.out.suffix != ".zip":
+        print(f"autograde gradescope: {args.out} should end in .zip (Gradescope takes a zip)", file=sys.stderr)
+        return 2
+    try:
+        count = write_bundle(args.out)
+    except FileNotFoundError as error:
+        print(f"autograde gradescope: {error}", file=sys.stderr)
+        return 1
+    print(f"Wrote {args.out} ({count} files). Upload it as the autograder of a Gradescope programming assignment.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""What students run on their own machine: the visible tests (`autograde check`) and the game (`autograde play`)."""

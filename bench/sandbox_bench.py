@@ -18,6 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from autograder.grading import sandbox  # noqa: E402
+from autograder.grading.sandbox.cgroups import cgroup_tree  # noqa: E402
+from autograder.grading.sandbox.host import tool  # noqa: E402
+from autograder.grading.sandbox.wrapper import SH, WRAPPER  # noqa: E402
 
 CHILD = b"import os\ntry:\n    os.write(3, b'ok')\nexcept OSError:\n    print('ok')\n"
 
@@ -53,10 +56,10 @@ def summary(times: list[float]) -> str:
 
 def cgroup_steps(runs: int) -> dict[str, list[float]] | None:
     """Each step of a run's cgroup on its own, interleaved: create, enter (the /bin/sh wrapper), look, remove."""
-    tree, _ = sandbox._cgroup_tree()
+    tree, _ = cgroup_tree()
     if tree is None:
         return None
-    true = sandbox._tool("true") or "/bin/true"
+    true = tool("true") or "/bin/true"
     steps: dict[str, list[float]] = {name: [] for name in ("create", "enter", "look", "remove")}
     for _ in range(runs):
         # As far apart as real runs: entering a cgroup right after another entry can skip waits a lone one pays.
@@ -65,7 +68,7 @@ def cgroup_steps(runs: int) -> dict[str, list[float]] | None:
         group = tree.create(sandbox.Limits(), 0)
         created = time.perf_counter()
         try:
-            wrapped = spawn([sandbox._SH, "-c", sandbox._WRAPPER, "sh", "t", *group.enter_files, "--", true])
+            wrapped = spawn([SH, "-c", WRAPPER, "sh", "t", *group.enter_files, "--", true])
             steps["enter"].append(wrapped - spawn([true]))  # the wrapper's cost over starting the program itself
             looked = time.perf_counter()
             group.cpu_seconds()
@@ -115,7 +118,7 @@ def main() -> int:
 
     steps = cgroup_steps(max(runs, 20))
     if steps is None:
-        print(f"cgroups: none ({sandbox._cgroup_tree()[1]}): nothing to measure")
+        print(f"cgroups: none ({cgroup_tree()[1]}): nothing to measure")
         return 0
     print(f"the run's cgroup ({cgroups}), step by step, median of {max(runs, 20)}:")
     labels = {

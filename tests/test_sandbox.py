@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading import sandbox
-from autograder.grading.sandbox import Isolation, Limits
+from autograder.grading.sandbox import Isolation, Limits, cgroups, fallback, host, supervisor, uids
 
 ROOT = Path(__file__).resolve().parents[1]
 RLIMITS = Isolation("rlimits", "chosen by the test")
@@ -43,7 +43,7 @@ LEVELS = [
 ]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="a separate uid (and so RLIMIT_NPROC) needs root")
 CGROUPS = pytest.mark.skipif(
-    sandbox.cgroups_in_use() == "none", reason=f"no usable cgroups here: {sandbox._cgroup_tree()[1]}"
+    sandbox.cgroups_in_use() == "none", reason=f"no usable cgroups here: {cgroups.cgroup_tree()[1]}"
 )
 QUICK = Limits(cpu_seconds=5, wall_seconds=5)
 
@@ -208,7 +208,7 @@ def test_output_flood_is_capped_and_reply_arrives(level):
 @pytest.mark.parametrize("level", LEVELS)
 def test_reply_over_the_cap_is_an_output_limit(level, monkeypatch):
     """Is a reply larger than the reply cap stopped with status output-limit?"""
-    monkeypatch.setattr(sandbox, "REPLY_CAP", 10_000)
+    monkeypatch.setattr(supervisor, "REPLY_CAP", 10_000)
     code = "import os\nwhile True:\n    os.write(3, b'y' * 4096)\n"
     outcome = run(code, level)
     assert outcome.status == "output-limit" and len(outcome.reply) <= 10_000
@@ -243,7 +243,7 @@ os.write(3, " ".join(results).encode())
 @pytest.mark.skipif(BWRAP is None, reason="bubblewrap missing, failing or AUTOGRADE_ISOLATION=rlimits")
 def test_bubblewrap_hides_the_repository_and_other_folders():
     """Under bubblewrap, are the repository, the solutions and /work invisible to the child?"""
-    paths = [ROOT / "solutions/01_rules/rules.py", ROOT / "autograder/grading/sandbox.py", Path("/work")]
+    paths = [ROOT / "solutions/01_rules/rules.py", ROOT / "autograder/grading/sandbox/runner.py", Path("/work")]
     paths.append(Path(__file__))
     code = f"""
 import os
@@ -581,8 +581,8 @@ def _fallback_leaves_nothing(private: bool):
 def test_fallback_leaves_no_files_ipc_or_200_mib_behind():
     """At the rlimits level, are files in /run/lock, /dev/shm, /tmp, /var/tmp and a SysV shared-memory segment
     gone after the run, and is writing 200 MiB to /tmp stopped at 64 MiB?"""
-    if sandbox._private_tmp()[0] is None:
-        pytest.skip(f"no private namespaces here: {sandbox._private_tmp()[1]}")
+    if fallback.private_tmp()[0] is None:
+        pytest.skip(f"no private namespaces here: {fallback.private_tmp()[1]}")
     _fallback_leaves_nothing(private=True)
 
 
@@ -590,7 +590,7 @@ def test_fallback_leaves_no_files_ipc_or_200_mib_behind():
 def test_fallback_without_namespaces_sweeps_and_caps_the_uid(monkeypatch):
     """Where unshare does not work, is a run holding more than 64 MiB in the shared folders stopped, and are its
     files and IPC objects removed after the run?"""
-    monkeypatch.setattr(sandbox, "_private", (None, "disabled by the test"))
+    monkeypatch.setattr(fallback, "_private", (None, "disabled by the test"))
     _fallback_leaves_nothing(private=False)
 
 
@@ -614,7 +614,7 @@ else:
 def test_grader_that_is_not_root_refuses_unless_asked(asked):
     """As uid 65534, is grading without isolation refused unless AUTOGRADE_ISOLATION=none, which says so?"""
     python = "/usr/bin/python3"
-    if not sandbox._world_readable(python):
+    if not host.world_readable(python):
         pytest.skip(f"{python} is needed, readable by uid 65534")
     env = {"PATH": "/usr/bin:/bin", "AUTOGRADE_ISOLATION": asked, "AUTOGRADE_CHILD_PYTHON": python}
     command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-I", "-c"]
@@ -661,9 +661,9 @@ os.write(3, " ".join(results).encode())
 def test_without_cgroups_a_run_starts_while_its_uid_still_has_a_process(level, monkeypatch):
     """Does a run without cgroups start even when its uid still has a process (one being reaped, say)? The kernel
     refuses an execve after setuid while the new uid is over RLIMIT_NPROC, so the 0 must come after the switch."""
-    uid, lock = sandbox._pool.acquire()
+    uid, lock = uids.pool.acquire()
     lingering = subprocess.Popen(["sleep", "30"], user=uid, group=uid, extra_groups=[])
-    monkeypatch.setattr(sandbox._pool, "acquire", lambda: (uid, lock))
+    monkeypatch.setattr(uids.pool, "acquire", lambda: (uid, lock))
     try:
         outcome = run("import os\nos.write(3, b'started')\n", Isolation(level.level, level.detail, cgroups="none"))
         assert (outcome.status, outcome.reply) == ("exited", b"started"), outcome
@@ -687,7 +687,7 @@ def test_cgroups_can_be_turned_off_with_the_environment(monkeypatch):
 @CGROUPS
 def test_leftover_cgroups_of_a_dead_grader_are_removed():
     """Is a run cgroup left by a grader that was killed (its process still inside) removed on the next start?"""
-    tree, _ = sandbox._cgroup_tree()
+    tree, _ = cgroups.cgroup_tree()
     gone = subprocess.Popen(["true"])
     gone.wait()
     name = f"{os.stat('/proc/self/ns/pid').st_ino}-{gone.pid}-0-1"  # a pid that has ended
@@ -698,7 +698,7 @@ def test_leftover_cgroups_of_a_dead_grader_are_removed():
     left = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", token])
     for folder in folders:
         Path(folder, "cgroup.procs").write_text(str(left.pid))
-    sandbox._cgroup_tree(fresh=True)
+    cgroups.cgroup_tree(fresh=True)
     assert left.wait(timeout=5) == -signal.SIGKILL
     assert not any(os.path.exists(folder) for folder in folders)
     sandbox.detect(fresh=True)
@@ -712,7 +712,7 @@ def test_cgroup_v2_accounting_and_kill(monkeypatch):
     """On the unified hierarchy (without its controllers here), do placement, CPU accounting and cgroup.kill
     stop four setsid busy processes at one CPU limit for them all?"""
     monkeypatch.setenv("AUTOGRADE_CGROUPS", "v2")
-    monkeypatch.setattr(sandbox, "_V2_NEEDED", ())
+    monkeypatch.setattr(cgroups, "_V2_NEEDED", ())
     try:
         found = sandbox.detect(fresh=True)
         assert found.cgroups == "v2"

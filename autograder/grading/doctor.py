@@ -7,18 +7,20 @@ import subprocess
 from pathlib import Path
 
 from autograder.grading import sandbox
+from autograder.grading.sandbox.cgroups import cgroup_tree
+from autograder.grading.sandbox.host import tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _userns_works() -> tuple[bool, str]:
     """Can an unprivileged uid create a user namespace (what bubblewrap needs when it is not setuid)?"""
-    unshare = sandbox._tool("unshare")
+    unshare = tool("unshare")
     if unshare is None:
         return False, "unshare (util-linux) not found, so not tested"
     command = [unshare, "--user", "--map-root-user", "true"]
     if sandbox.is_root():
-        setpriv = sandbox._tool("setpriv")
+        setpriv = tool("setpriv")
         if setpriv is None:
             return False, "setpriv not found, so not tested"
         uid = sandbox.UID_BASE
@@ -114,12 +116,12 @@ def main(argv: list[str]) -> int:
         return 2
     print(f"isolation level: {isolation.level}")
     print(f"  what it protects: {isolation.detail}")
-    tree, reason = sandbox._cgroup_tree()
+    tree, reason = cgroup_tree()
     if tree is not None:
         print(f"cgroups: {tree.version}, one per run under {', '.join(tree.parents)}")
     else:
         print(f"cgroups: none ({reason}); a run cannot start another process")
-    bwrap = sandbox._tool("bwrap")
+    bwrap = tool("bwrap")
     print(f"bubblewrap: {bwrap} ({sandbox.bwrap_version(bwrap)})" if bwrap else "bubblewrap: not installed")
     works, why = _userns_works()
     print(f"user namespaces: {'yes' if works else 'no'} ({why})")

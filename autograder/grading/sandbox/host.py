@@ -1,0 +1,108 @@
+"""The machine: its tools, the interpreter children run under, privileges, and the /proc and mount readers."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+
+
+def tool(name: str) -> str | None:
+    for folder in ("/usr/bin", "/bin", "/usr/sbin", "/sbin"):
+        path = os.path.join(folder, name)
+        if os.access(path, os.X_OK):
+            return path
+    return shutil.which(name)
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def world_readable(path: str) -> bool:
+    """Can any uid reach and run this file? (Every parent folder o+x, the file o+rx.)"""
+    path = os.path.realpath(path)
+    try:
+        if os.stat(path).st_mode & 0o005 != 0o005:
+            return False
+        parent = os.path.dirname(path)
+        while parent != "/":
+            if not os.stat(parent).st_mode & 0o001:
+                return False
+            parent = os.path.dirname(parent)
+    except OSError:
+        return False
+    return True
+
+
+cache_lock = threading.RLock()
+_python: tuple[str, str] | None = None
+
+
+def child_python() -> tuple[str, str]:
+    """(interpreter, its sys.base_prefix) for children: it must be usable by an unprivileged uid.
+
+    The grader's own interpreter may live under /root (mode 0700) and link libpython by an absolute path, so
+    the system python3 is preferred; the child needs only the standard library.
+    """
+    global _python
+    with cache_lock:
+        if _python is None:
+            candidates = [os.environ.get("AUTOGRADE_CHILD_PYTHON", ""), "/usr/bin/python3", sys.executable]
+            chosen = next((c for c in candidates if c and world_readable(c)), None)
+            if chosen is None and not is_root():
+                chosen = sys.executable  # not switching uid, so our own interpreter is readable
+            if chosen is None:
+                raise RuntimeError(
+                    "no Python interpreter readable by an unprivileged user (set AUTOGRADE_CHILD_PYTHON)"
+                )
+            chosen = os.path.realpath(chosen)
+            prefix = subprocess.run(
+                [chosen, "-I", "-S", "-c", "import sys; print(sys.base_prefix)"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=True,
+            ).stdout.strip()
+            _python = (chosen, prefix)
+        return _python
+
+
+def cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def write_text(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def read_text(path: str) -> str:
+    with open(path, "rb") as handle:
+        return handle.read().decode("ascii", "replace")
+
+
+def mount_table() -> list[tuple[str, str, str, list[str]]]:
+    """(mount point, root within its filesystem, filesystem type, super options) from /proc/self/mountinfo."""
+    found = []
+    try:
+        lines = read_text("/proc/self/mountinfo").splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        unescape = lambda text: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)  # noqa: E731
+        found.append((unescape(fields[4]), unescape(fields[3]), tail[0], tail[2].split(",")))
+    return found

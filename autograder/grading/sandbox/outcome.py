@@ -1,0 +1,38 @@
+"""How a run ended: the Outcome the supervisor returns, and the sentences that explain a status."""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+
+from autograder.grading.sandbox.limits import Limits
+
+
+@dataclass
+class Outcome:
+    # "exited" | "timeout" | "waiting" | "killed" | "output-limit" | "cancelled" | "sandbox-error"
+    status: str
+    returncode: int | None  # exit code, or minus the signal number when killed by a signal
+    reply: bytes  # what the child wrote to file descriptor 3 (at most supervisor.REPLY_CAP)
+    output: bytes  # stdout+stderr, at most limits.output_bytes
+    wall_seconds: float
+    cpu_seconds: float  # all the run's processes (the cgroup's); without cgroups the reaped child's (it cannot fork)
+    detail: str  # one sentence explaining a non-"exited" status (or noting discarded output)
+
+
+def cpu_detail(limits: Limits) -> str:
+    return f"used the CPU time limit of {limits.cpu_seconds:g} s (all its processes together)"
+
+
+def memory_detail(limits: Limits) -> str:
+    return f"killed: its processes together reached the memory limit of {limits.memory_bytes / (1 << 20):g} MiB"
+
+
+def signal_detail(number: int) -> str:
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    if number == signal.SIGKILL:
+        return f"killed by {name} (out of memory, or the CPU limit of a child process)"
+    return f"killed by {name}"

@@ -1,0 +1,131 @@
+"""The uid pool (as root every concurrent run gets its own unprivileged uid) and killing a uid's processes."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+from autograder.grading.sandbox.folders import runs_dir
+from autograder.grading.sandbox.host import tool
+from autograder.grading.sandbox.stopping import Stopped, stop_requested
+
+UID_BASE = 61000
+UID_COUNT = 64
+
+
+class UidPool:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next = 0
+        self._swept: set[int] = set()
+
+    @staticmethod
+    def folder() -> str:
+        folder = (
+            "/run/autograde-uids" if os.path.isdir("/run") else os.path.join(tempfile.gettempdir(), "autograde-uids")
+        )
+        os.makedirs(folder, mode=0o700, exist_ok=True)  # root only: children must not grab or hold the locks
+        return folder
+
+    def acquire(self) -> tuple[int, int]:
+        folder = self.folder()
+        while True:
+            with self._lock:
+                start = self._next
+                for i in range(UID_COUNT):
+                    uid = UID_BASE + (start + i) % UID_COUNT
+                    fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        os.close(fd)
+                        continue
+                    # Round robin, so a uid whose killed processes are still being reaped rests a while.
+                    self._next = (start + i + 1) % UID_COUNT
+                    first_use = uid not in self._swept
+                    self._swept.add(uid)
+                    break
+                else:
+                    uid = -1
+            if uid >= 0:
+                if first_use and processes_of(uid):
+                    kill_uid(uid)  # leftovers of a grader that crashed would count against RLIMIT_NPROC
+                _remove_stale_folders(uid)
+                return uid, fd
+            if stop_requested.is_set():
+                raise Stopped()
+            time.sleep(0.01)
+
+    @staticmethod
+    def release(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+pool = UidPool()
+
+
+def _remove_stale_folders(uid: int) -> None:
+    """Delete run folders of this uid left by a grader that was killed (we hold the uid's lock: none is in use)."""
+    for folder in dict.fromkeys((runs_dir(), tempfile.gettempdir())):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(f"autograde-run-{uid}-") and entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def kill_uid(uid: int) -> None:
+    """SIGKILL every process of uid. kill(-1) run as that uid is one atomic step, so even a fork bomb is caught."""
+    kill = tool("kill")
+    if kill is None:
+        return _kill_uid_by_scan(uid)
+    subprocess.run(
+        [kill, "-KILL", "-1"],
+        # subprocess switches uid in C between fork and exec (safe with threads): one program fewer than setpriv.
+        user=uid,
+        group=uid,
+        extra_groups=[],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,  # no timeout: with one, subprocess polls with sleeps, adding milliseconds to every run
+    )
+
+
+def processes_of(uid: int) -> list[int]:
+    """Pids whose real uid is uid (read from /proc/PID/status, which a process cannot disguise)."""
+    pids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", "rb") as status:
+                for line in status:
+                    if line.startswith(b"Uid:"):
+                        if int(line.split()[1]) == uid:
+                            pids.append(int(name))
+                        break
+        except (OSError, ValueError, IndexError):
+            continue
+    return pids
+
+
+def _kill_uid_by_scan(uid: int) -> None:
+    for _ in range(100):
+        pids = processes_of(uid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
 from autograder.grading import submissions
+from autograder.grading.intake import tree
 from autograder.grading.notebook_code import MAX_CODE_CHARS, extract_code
 from autograder.grading.submissions import (
     MAX_ENTRIES,
@@ -399,7 +400,7 @@ def test_the_entries_looked_at_are_capped_but_unrelated_folders_are_not_walked(t
 
 
 def test_the_total_read_per_student_is_capped(tmp_path, monkeypatch):
-    monkeypatch.setattr(submissions, "MAX_TOTAL_BYTES", 3000)
+    monkeypatch.setattr(tree, "MAX_TOTAL_BYTES", 3000)
     alice = write_student(tmp_path / "alice", {s: "x = 1\n" * 200 for s in STAGE_IDS})  # 1,200 bytes each
     submission = read(alice)
     assert submission.sources == {}

@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from autograder.authoring.build import solution_code  # noqa: E402
+from autograder.course.oracle import load_reference  # noqa: E402
 from autograder.course.stages import STAGE_BY_ID, STAGES  # noqa: E402
 from autograder.grading import judge, sandbox  # noqa: E402
 
@@ -431,7 +432,7 @@ def sandboxed_start(isolation: sandbox.Isolation) -> float:
 
 def student_calls(stage, steps) -> float:
     """The student's own share: the reference module's functions called on every step's board, in this process."""
-    module = load(stage.id)
+    module = load_reference(stage.id)
     started = time.perf_counter()
     for step in steps:
         function = getattr(module, step["call"])
@@ -585,16 +586,8 @@ def part_three(runs: int, say) -> tuple[Table, list[dict], Figure, Figure]:
 # Part 4: the lesson's own figures
 
 
-def load(stage_id: str):
-    stage = STAGE_BY_ID[stage_id]
-    spec = importlib.util.spec_from_file_location(f"bench_{stage.module}", stage.solution_path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def part_four(runs: int) -> Table:
-    plain, memoized = load("03_minimax"), load("04_memoization")
+    plain, memoized = load_reference("03_minimax"), load_reference("04_memoization")
     table = Table(
         "4. The lesson's figures: score of the empty board in the reference solutions",
         ["solution", "time", "calls of score", "positions searched"],

@@ -38,6 +38,14 @@ def _cached(module: ModuleType, name: str) -> None:
     setattr(module, name, cached)
 
 
+def cached_reference(stage_id: str, *names: str) -> ModuleType:
+    """A fresh copy of the stage's reference solution with each function of names cached by board (see _cached)."""
+    module = load_reference(stage_id)
+    for name in names:
+        _cached(module, name)
+    return module
+
+
 class Oracle:
     """Every position that can occur in a game, and the reference answers about them."""
 

@@ -1,14 +1,13 @@
 """The players of `autograde play`: a human at the keyboard, a random player, the perfect reference player and
 the student's own stage modules.
 
-A student's function runs only in the grading sandbox (autograder/sandbox.py), one short run per request of
-autograder/play_child.py, with the grader's limits: it never runs in this process, sees nothing of the course
-but its own module, and nothing it starts outlives its run. A call stuck in a loop is stopped by its CPU limit,
+A student's function runs only in the grading sandbox (autograder/grading/sandbox/), one short run per request
+of autograder/practice/play_child.py, with the grader's limits: it never runs in this process, sees nothing of the
+course but its own module, and nothing it starts outlives its run. A call stuck in a loop is stopped by its CPU limit,
 and a crash, an illegal answer or a changed board becomes a Stop that names the function instead of a traceback.
 """
 
 import functools
-import importlib.util
 import json
 import os
 import signal
@@ -16,7 +15,8 @@ import sys
 from pathlib import Path
 
 from autograder.course.board import empty_squares, to_move
-from autograder.course.stages import SOLUTIONS, STAGE_BY_MODULE
+from autograder.course.oracle import cached_reference
+from autograder.course.stages import STAGE_BY_ID, STAGE_BY_MODULE
 from autograder.grading import judge, sandbox
 from autograder.grading.submissions import read_student
 from autograder.practice.play_child import BOARD_ITEMS, MARK, SQUARE_CAP, TEXT_CAP, Plan, legal, unchanged
@@ -121,7 +121,7 @@ class Perfect:
 
     name = "perfect"
     thinks = True
-    reference = SOLUTIONS / "07_quickest_move" / "quickest_move.py"
+    reference = STAGE_BY_ID["07_quickest_move"].solution_path
 
     def __init__(self, rng):
         self.rng = rng
@@ -130,20 +130,8 @@ class Perfect:
     def start(self):
         if not self.reference.exists():
             raise Stop(f"perfect plays with the reference solution {shown(self.reference)}, which is not here")
-        spec = importlib.util.spec_from_file_location("_autograde_perfect_reference", self.reference)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        plain, memo = module.quick_score, {}
-
-        def remembered(board):
-            key = "".join(board)
-            if key not in memo:
-                memo[key] = plain(board)
-            return memo[key]
-
-        # quick_score recurses through the module's global name, so this memoizes the inner calls too.
-        module.quick_score = remembered
-        self.quick_score = remembered
+        # quick_score recurses through the module's global name, so caching that name caches the inner calls too.
+        self.quick_score = cached_reference("07_quickest_move", "quick_score").quick_score
 
     def scores(self, board):
         """Square -> quick score for every empty square of board."""

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
 from autograder.grading import submissions
 from autograder.grading.intake import tree
-from autograder.grading.notebook_code import MAX_CODE_CHARS, extract_code
+from autograder.grading.intake.notebook import MAX_CODE_CHARS, extract_code
 from autograder.grading.submissions import (
     MAX_ENTRIES,
     MAX_FILE_BYTES,

@@ -21,7 +21,7 @@ from autograder.authoring import notebooks
 from autograder.authoring.build import solution_code, strip_solutions
 from autograder.authoring.notebooks import BEGIN_HIDDEN, END_HIDDEN
 from autograder.course.stages import ROOT, STAGES, Stage
-from autograder.grading.notebook_code import extract_code
+from autograder.grading.intake.notebook import extract_code
 
 BIN = Path(sys.executable).parent
 STUDENTS = ("reference", "untouched", "mistake")
@@ -213,7 +213,7 @@ def test_extract_code_reads_nbformat_3():
 def test_extract_code_imports_nothing_from_jupyter():
     """The grader and the Gradescope bundle have no Jupyter: extract_code must work with the standard library."""
     code = (
-        "import sys, autograder.grading.notebook_code as n\n"
+        "import sys, autograder.grading.intake.notebook as n\n"
         "n.extract_code(b'{\"nbformat\": 4, \"cells\": []}', 'x.ipynb')\n"
         "jupyter = ('nbformat', 'nbgrader', 'IPython', 'jupyter_core')\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in jupyter)\n"

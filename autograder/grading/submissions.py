@@ -18,6 +18,7 @@ from pathlib import Path
 from autograder.course.stages import STAGES, Stage
 from autograder.grading.intake.folders import MAX_ENTRIES, FolderTree
 from autograder.grading.intake.layout import candidates, locate
+from autograder.grading.intake.notebook import extract_code
 from autograder.grading.intake.text import MAX_NOTE, MAX_NOTES, capped, note, printable
 from autograder.grading.intake.tree import MAX_FILE_BYTES, Overflow, Tree, Unreadable, kind_of
 from autograder.grading.intake.zips import MAX_ZIP_MEMBERS, ZipTree
@@ -266,8 +267,6 @@ def _source(name: str, raw: bytes) -> Source:
     if len(raw) > MAX_FILE_BYTES:
         raise ValueError(f"{name} is over {MAX_FILE_BYTES:,} bytes; a stage module must be under {MAX_FILE_BYTES:,}")
     if name.endswith(".ipynb"):
-        from autograder.grading.notebook_code import extract_code
-
         try:
             text, notes = extract_code(raw, name.rsplit("/", 1)[-1])
         except ValueError:

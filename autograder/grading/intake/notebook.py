@@ -8,6 +8,8 @@ import ast
 import json
 import re
 
+from autograder.grading.intake.text import printable
+
 # `x = !ls` and `x = %time f()`: IPython's assignment forms of shell escapes and magics. Each pattern
 # is linear in the line's length: no two neighbouring repeats can match the same characters (a
 # `\s*` before a class holding `\s` made a line of a million spaces backtrack for hours).
@@ -139,8 +141,6 @@ def _check_text(code: str, name: str) -> None:
 
 def _printable(text: str) -> str:
     """A line quoted in a note, without control characters or lone surrogates (notes end up in HTML and CSV)."""
-    from autograder.grading.submissions import printable
-
     return printable(text, 80)
 
 

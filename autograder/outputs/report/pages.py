@@ -9,7 +9,7 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from autograder.course.stages import STAGES, TOTAL_POINTS
@@ -35,11 +35,12 @@ def heat(score: views.Score) -> str:
 def environment() -> Environment:
     env = Environment(
         loader=PackageLoader(__package__, "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
+        autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # the templates are files of this package: read once per run
     )
     env.filters.update(points=points, markdown=markdown, markdown_inline=markdown_inline)
     env.globals.update(

@@ -99,10 +99,10 @@ def totals_histogram(totals: list[float], max_total: float = TOTAL_POINTS, bins:
         high = round(max_total * (index + 1) / bins) - (0 if index == bins - 1 else 1)
         colour = GREEN if index >= bins * 0.8 else RED if index < bins * 0.5 else AMBER
         bar_y = top + plot_h - bar_h
+        tooltip = f"{low}–{high}: {count} students"
         plot.shapes.append(
-            Rect(round(x + 2, 1), round(bar_y, 1), round(step - 4, 1), round(bar_h, 1), colour, 3,
-                 f"{low}–{high}: {count} students")
-        )  # fmt: skip
+            Rect(round(x + 2, 1), round(bar_y, 1), round(step - 4, 1), round(bar_h, 1), colour, 3, tooltip)
+        )
         if count:
             plot.shapes.append(text(x + step / 2, bar_y - 5, str(count), 13, bold=True))
         plot.shapes.append(text(x + step / 2, top + plot_h + 17, f"{low}–{high}", 12, MUTED))
@@ -112,8 +112,8 @@ def totals_histogram(totals: list[float], max_total: float = TOTAL_POINTS, bins:
         x = round(left + plot_w * min(median / max_total, 1) if max_total else left, 1)
         plot.shapes.append(Line(x, x, top - 22, top + plot_h, INK, dash="4 3", width=1.5))
         anchor = "end" if x > width * 0.8 else "start"
-        plot.shapes.append(text(x - 4 if anchor == "end" else x + 4, top - 26, f"median {points(median)}", 12,
-                                anchor=anchor))  # fmt: skip
+        label_x = x - 4 if anchor == "end" else x + 4
+        plot.shapes.append(text(label_x, top - 26, f"median {points(median)}", 12, anchor=anchor))
     else:
         plot.shapes.append(text(width / 2, top + plot_h / 2, "no submissions graded yet", 15, MUTED))
     plot.shapes.append(text(width / 2, height - 4, f"total points (out of {points(max_total)})", 12, MUTED))
@@ -134,10 +134,9 @@ def stage_histogram(scores: list[float], max_score: int) -> Plot:
         bar_h = plot_h * count / tallest
         colour = GREEN if value == max_score else RED if value == 0 else AMBER
         x, bar_y = left + value * step, top + plot_h - bar_h
-        plot.shapes.append(
-            Rect(round(x + 0.75, 2), round(bar_y, 2), round(max(step - 1.5, 1), 2), round(bar_h, 2), colour, 1.5,
-                 f"{value} points: {count} students")
-        )  # fmt: skip
+        tooltip = f"{value} points: {count} students"
+        bar_w = round(max(step - 1.5, 1), 2)
+        plot.shapes.append(Rect(round(x + 0.75, 2), round(bar_y, 2), bar_w, round(bar_h, 2), colour, 1.5, tooltip))
         if count and value in (0, max_score):
             plot.shapes.append(text(x + step / 2, bar_y - 3, str(count), 11, bold=True))
     plot.shapes.append(Line(left, width - right, top + plot_h, top + plot_h, GREY))
@@ -163,15 +162,13 @@ def pass_rate_bars(rows: list[PassRate], students: int) -> Plot:
         colour = GREEN if rate >= 0.8 else AMBER if rate >= 0.5 else RED
         label = row.label if len(row.label) <= LABEL_CHARACTERS else row.label[: LABEL_CHARACTERS - 1] + "…"
         hidden = "" if row.visible else " (hidden)"
-        name = Text(label_w - 8, baseline, (Span(row.stage[:2], bold=True), Span(f" {label}"), Span(hidden, GREY)),
-                    12, anchor="end")  # fmt: skip
-        share = Text(label_w + bar_w + 8, baseline, (Span(f"{rate:.0%} "), Span(f"({row.passed}/{students})", MUTED)),
-                     12, anchor="start")  # fmt: skip
+        name = (Span(row.stage[:2], bold=True), Span(f" {label}"), Span(hidden, GREY))
+        share = (Span(f"{rate:.0%} "), Span(f"({row.passed}/{students})", MUTED))
         shapes = (
-            name,
-            Rect(label_w, y + 4, bar_w, row_h - 8, TRACK, 3),
-            Rect(label_w, y + 4, round(bar_w * rate, 1), row_h - 8, colour, 3),
-            share,
+            Text(label_w - 8, baseline, name, 12, anchor="end"),
+            Rect(label_w, y + 4, bar_w, row_h - 8, TRACK, rx=3),
+            Rect(label_w, y + 4, round(bar_w * rate, 1), row_h - 8, colour, rx=3),
+            Text(label_w + bar_w + 8, baseline, share, 12, anchor="start"),
         )
         plot.shapes.append(Group(f"{row.name}{hidden}: {row.passed} of {students} passed", shapes))
     if not rows:

@@ -3,7 +3,9 @@
 The main class is graded by the real grader: a perfect student (copies of solutions/), a starter student
 (the untouched assignments/ starters), a mixed one (one bug, one endless loop, one crash at import, one
 exception whose message is HTML) and a student whose name is HTML. Class sizes 0, 1 and 300 are built from
-results_json with hand-made stage results, which is quicker than grading 300 submissions.
+results_json with hand-made stage results, which is quicker than grading 300 submissions. Last, hostile text
+(script, image with an event handler, template syntax, a javascript: link) goes into every string of a class's
+results, and the pages must hold no element or attribute that the same pages without it do not.
 """
 
 import json

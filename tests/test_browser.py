@@ -4,14 +4,17 @@ Headless Chromium from Debian (chromium, chromium-driver), driven by selenium. W
 is skipped with the reason, which `make test` prints in its summary (pytest -ra).
 """
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from autograder.course.stages import STAGES
-from autograder.outputs import report
-from autograder.outputs.report import browser_missing, chromium, write_pages
+from autograder.outputs.report import write_pages
 from tests.test_report import HTML_NAME, fake_result
+from tools import screenshot
+from tools.screenshot import browser_missing, chromium
 
 MISSING = browser_missing()
 if MISSING:
@@ -89,8 +92,26 @@ def test_the_flagged_submissions_are_listed(browser, out):
     assert "late#1" in flagged and "timed out" in flagged and "student 03" in flagged and "crashed" in flagged
 
 
-def test_the_screenshot_command_writes_a_png(out, tmp_path):
+def test_the_screenshot_tool_writes_a_png(out, tmp_path):
+    """`python tools/screenshot.py PAGE PNG`, as the README says, run as the script it is."""
     png = tmp_path / "shot.png"
-    assert report.main(["--screenshot", str(out / "report.html"), str(png)]) == 0
+    tool = Path(screenshot.__file__)
+    ran = subprocess.run([sys.executable, str(tool), str(out / "report.html"), str(png), "--full-page"],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == f"wrote {png}"
     data = png.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 20_000
+
+
+def test_the_screenshot_tool_says_what_is_wrong(tmp_path, capsys):
+    assert screenshot.main([str(tmp_path / "nowhere.html"), str(tmp_path / "shot.png")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_markdown_in_the_results_is_drawn_as_boards_and_code(browser, out):
+    """A failed test's board is monospaced with its spaces kept, the student's name in the hint inline code."""
+    browser.get((out / "student 01" / "feedback.html").as_uri())
+    board = browser.find_element(By.CSS_SELECTOR, ".test.failed .out pre")
+    assert board.text == " X | O | 2" and "monospace" in board.value_of_css_property("font-family").lower()
+    assert browser.find_element(By.CSS_SELECTOR, ".test.failed .out p code").text == "student 01"

@@ -3,24 +3,38 @@
 The main class is graded by the real grader: a perfect student (copies of solutions/), a starter student
 (the untouched assignments/ starters), a mixed one (one bug, one endless loop, one crash at import, one
 exception whose message is HTML) and a student whose name is HTML. Class sizes 0, 1 and 300 are built from
-results_json with hand-made stage results, which is quicker than grading 300 submissions.
+results_json with hand-made stage results, which is quicker than grading 300 submissions. Last, hostile text
+(script, image with an event handler, template syntax, a javascript: link) goes into every string of a class's
+results, and the pages must hold no element or attribute that the same pages without it do not.
 """
 
 import json
 import re
 import shutil
 import statistics
+import subprocess
+import sys
 import time
-from html import escape, unescape
+from html import unescape
+from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import pytest
+from markupsafe import escape  # the pages' own escaping (Jinja2's)
 
 from autograder.course.stages import STAGES, TOTAL_POINTS
 from autograder.grading import grade, judge, sandbox
 from autograder.outputs.gradesheet import points
-from autograder.outputs.report import HIDDEN_NOTE, feedback_href, feedback_html, markdown, pass_rates, write_pages
+from autograder.outputs.report import (
+    HIDDEN_NOTE,
+    feedback_href,
+    feedback_html,
+    markdown,
+    pass_rates,
+    report_html,
+    write_pages,
+)
 from autograder.outputs.results import results_json, ungraded_json
 
 HTML_NAME = "eve <script>alert(1)"
@@ -91,12 +105,12 @@ def test_pass_rates_run_from_most_failed_to_least(graded):
     out, results = graded
     rows = pass_rates(results)
     assert len(rows) == len(results["perfect"]["tests"])  # one row per test, two stages' "board-unchanged" apart
-    assert [row["passed"] for row in rows] == sorted(row["passed"] for row in rows)
+    assert [row.passed for row in rows] == sorted(row.passed for row in rows)
     # The page shows them in that order too.
     shown = [int(passed) for passed in re.findall(r"\((\d+)/4\)</tspan>", section(report_of(out), "tests"))]
-    assert shown == [row["passed"] for row in rows] and shown[0] == 1 and shown[-1] == 2
-    first = next(row for row in rows if row["stage"] == "01_rules" and row["check"] == "winner/diagonals")
-    assert first["passed"] == 1  # only the perfect student: the mixed one forgot a diagonal
+    assert shown == [row.passed for row in rows] and shown[0] == 1 and shown[-1] == 2
+    first = next(row for row in rows if row.stage == "01_rules" and row.check == "winner/diagonals")
+    assert first.passed == 1  # only the perfect student: the mixed one forgot a diagonal
 
 
 def test_submissions_that_timed_out_or_crashed_are_listed_with_the_reason(graded):
@@ -228,10 +242,21 @@ def test_weaker_isolation_is_a_visible_warning(tmp_path):
 def test_markdown_makes_code_blocks_and_paragraphs_and_escapes_both():
     shown = markdown("first <i>line</i>\n\n```\n X | <O> \n```\nTry **this**: `pytest`")
     assert shown == (
-        "<p>first &lt;i&gt;line&lt;/i&gt;</p>\n<pre> X | &lt;O&gt; </pre>\n"
+        "<p>first &lt;i&gt;line&lt;/i&gt;</p>\n<pre><code> X | &lt;O&gt; \n</code></pre>\n"
         "<p>Try <strong>this</strong>: <code>pytest</code></p>"
     )
-    assert markdown("```\nunclosed") == "<pre>unclosed</pre>"
+    assert markdown("```\nunclosed") == "<pre><code>unclosed</code></pre>"  # an unclosed fence still shows its text
+    assert markdown("- a row\n- a column") == "<ul>\n<li>a row</li>\n<li>a column</li>\n</ul>"
+
+
+def test_markdown_shows_what_a_student_wrote_as_text():
+    """Python names, links, images, entities and HTML in a message: shown as written, nothing fetched or run."""
+    message = "name '__init__' is not defined: [x](javascript:alert(1)) ![t](https://example.invalid/t.png) &amp;"
+    assert markdown(message) == f"<p>{message.replace('&', '&amp;')}</p>"
+    assert (
+        markdown("<https://example.invalid> <b onclick=x>")
+        == "<p>&lt;https://example.invalid&gt; &lt;b onclick=x&gt;</p>"
+    )
 
 
 def test_a_submission_that_could_not_be_graded_is_listed_with_its_reason(tmp_path):
@@ -250,7 +275,8 @@ def test_a_submission_that_could_not_be_graded_is_listed_with_its_reason(tmp_pat
     about = section(page, "notes")
     assert all(escape(note) in about for note in notes)
     feedback = (tmp_path / unquote(feedback_href(HTML_NAME))).read_text(encoding="utf-8")
-    assert "This submission could not be graded" in feedback and escape(reason) in feedback
+    assert "This submission could not be graded" in feedback
+    assert reason in "".join(Parsed(feedback).text) and reason not in feedback  # shown, as text
 
 
 def test_a_student_named_like_an_output_gets_a_folder_of_its_own(tmp_path):
@@ -262,3 +288,98 @@ def test_a_student_named_like_an_output_gets_a_folder_of_its_own(tmp_path):
     href = feedback_href("report.html")
     assert href != "report.html/feedback.html" and f'href="{escape(href)}"' in page
     assert "Feedback for report.html" in (tmp_path / href).read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Hostile text in every field
+
+
+HOSTILE = (
+    '<script>alert(1)</script> "><img src=x onerror=alert(2)> {{ 7*7 }} {% raw %}'
+    " [click](javascript:alert(3)) ![t](https://example.invalid/t.png) <https://example.invalid>"
+    "\n\n<img src=x onerror=alert(4)>\n```\n</code></pre><script>alert(5)</script>\n```\n"
+)
+# Fields whose words the pages branch on: kept as they are in one of the two runs, so that every branch that
+# shows a text (a known stage, a visible test, a timeout) is taken with hostile text in it.
+STRUCTURAL = {"status", "visibility", "outcome", "stage", "check", "level", "output_format"}
+
+
+def poisoned(value, keep_structure: bool, key: str = ""):
+    """value with HOSTILE added to every string in it (and to the stages' keys unless keep_structure)."""
+    if isinstance(value, str):
+        return value if keep_structure and key in STRUCTURAL else value + HOSTILE
+    if isinstance(value, list):
+        return [poisoned(item, keep_structure, key) for item in value]
+    if isinstance(value, dict):
+        rename = key == "stages" and not keep_structure
+        return {
+            (name + HOSTILE if rename else name): poisoned(item, keep_structure, "" if key == "stages" else name)
+            for name, item in value.items()
+        }
+    return value
+
+
+class Parsed(HTMLParser):
+    """The elements, attributes and text of a page, as a browser's parser would find them."""
+
+    def __init__(self, page: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.attributes: set[str] = set()
+        self.hrefs: list[str] = []
+        self.text: list[str] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        for name, value in attrs:
+            self.attributes.add(name)
+            if name in ("href", "src", "xlink:href"):
+                self.hrefs.append(value or "")
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def small_class() -> dict[str, dict]:
+    """A timeout, a crash, weaker isolation, a stage that did not import, notes, and a submission not graded."""
+    reason = "the grader failed while grading 01_rules: KeyError"
+    results = {
+        "ada": fake_result("ada", 1, level="rlimits", outcome="timeout"),
+        "grace": fake_result("grace", 2, outcome="crashed"),
+        "linus": ungraded_json("linus", reason, sandbox.Isolation("bubblewrap", "for the test")),
+    }
+    results["ada"]["output"] += "\n\n**bold** notes, `code` and\n- a list"
+    results["ada"]["extra_data"]["stages"]["01_rules"]["message"] = "rules.py could not be imported"
+    return results
+
+
+@pytest.mark.parametrize("keep_structure", [True, False], ids=["free-text", "every-string"])
+def test_hostile_text_in_every_field_adds_no_element_or_attribute(keep_structure):
+    """Script, image, event handler, javascript: link, template syntax in any string: never markup, only text."""
+    clean_results = small_class()
+    results = {name + HOSTILE: poisoned(result, keep_structure) for name, result in clean_results.items()}
+    pages = {"report": (report_html(results, ["2 regraded" + HOSTILE]), report_html(clean_results, ["2 regraded"]))}
+    for show_hidden in (False, True):
+        for (name, result), clean in zip(results.items(), clean_results.values(), strict=True):
+            pages[f"{name[:5]} {show_hidden}"] = (feedback_html(result, show_hidden), feedback_html(clean, show_hidden))
+    for which, (page, _) in pages.items():
+        found = Parsed(page)
+        assert not {"script", "img", "iframe", "object", "embed", "form", "base"} & found.tags, which
+        assert not any(name.startswith("on") for name in found.attributes), which
+        assert all(href.startswith("#") or href.endswith("/feedback.html") or href == "data:," for href in found.hrefs)
+        assert all(urlsplit(href).scheme == "" for href in found.hrefs if href != "data:,"), which  # relative only
+        assert "{{ 7*7 }}" in "".join(found.text) and "<script>alert(1)</script>" in "".join(found.text), which
+    # Nothing but what the same pages hold without the hostile text: the markup comes from the templates alone.
+    for which, (page, clean) in pages.items():
+        hostile, plain = Parsed(page), Parsed(clean)
+        assert hostile.tags <= plain.tags | {"ul", "li", "pre", "code", "strong", "p"}, which
+        assert hostile.attributes <= plain.attributes, which
+
+
+def test_the_pages_need_no_browser_library():
+    """The report package renders pages; the headless browser is the tests' and tools/screenshot.py's alone."""
+    code = "import sys, autograder.outputs.report; print(sorted(m for m in sys.modules if m.startswith('selenium')))"
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "[]"

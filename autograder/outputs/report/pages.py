@@ -1,0 +1,89 @@
+"""The two pages, rendered from the view models by the Jinja2 templates in templates/, and written to OUT.
+
+Autoescaping is on for every template, so a student's name or message is text wherever it lands; only the
+stylesheet (a file of this package) and the rendered Markdown (escaped by markdown_render) are marked safe.
+StrictUndefined makes a misspelt field an error here, not an empty space on a page.
+"""
+
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.grading.submissions import output_folder
+from autograder.outputs import write_atomically
+from autograder.outputs.gradesheet import points
+from autograder.outputs.report import plots, views
+from autograder.outputs.report.markdown_render import markdown, markdown_inline
+
+
+def fill(score: views.Score) -> str:
+    """The colour class of a score: full marks, some, none."""
+    return "full" if score.full else "zero" if score.score <= 0 else "part"
+
+
+def heat(score: views.Score) -> str:
+    """A background from red (none) through amber to green (full marks): the table reads as a heat map."""
+    share = max(0.0, min(score.score / score.max_score, 1.0)) if score.max_score else 0.0
+    return f"background: hsl({share * 135:.0f}, 65%, {88 - 6 * (share == 1):.0f}%)"
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader(__package__, "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        auto_reload=False,  # the templates are files of this package: read once per run
+    )
+    env.filters.update(points=points, markdown=markdown, markdown_inline=markdown_inline)
+    env.globals.update(
+        fill=fill,
+        heat=heat,
+        stages=STAGES,
+        total_points=TOTAL_POINTS,
+        hidden_note=views.HIDDEN_NOTE,
+        # Inlined so that a page stays one file; it is this package's own stylesheet, not data.
+        css=Markup(files(__package__).joinpath("report.css").read_text(encoding="utf-8").strip()),
+    )
+    return env
+
+
+def report_html(results: dict[str, dict], notes: list[str] | tuple = ()) -> str:
+    """notes: about the run as a whole (entries that are not submissions, why some were regraded), one line each."""
+    report = views.class_report(results, notes)
+    return (
+        environment()
+        .get_template("report.html.j2")
+        .render(
+            report=report,
+            totals_plot=plots.totals_histogram(report.totals),
+            stage_plots=[(entry, plots.stage_histogram(entry.scores, entry.stage.points)) for entry in report.stages],
+            pass_plot=plots.pass_rate_bars(report.pass_rates, len(report.students)),
+        )
+    )
+
+
+def feedback_html(result: dict, show_hidden: bool = False) -> str:
+    """One student's page; show_hidden: the outputs of hidden tests too (after the grades are published)."""
+    return environment().get_template("feedback.html.j2").render(page=views.feedback_page(result, show_hidden))
+
+
+def write_report(out: Path, results: dict[str, dict], notes: list[str] | tuple = ()) -> Path:
+    """OUT/report.html; returns its path."""
+    report = out / "report.html"
+    write_atomically(report, report_html(results, notes))
+    return report
+
+
+def write_pages(out: Path, results: dict[str, dict], show_hidden: bool = False, notes: list[str] | tuple = ()) -> Path:
+    """OUT/report.html and OUT/<folder>/feedback.html for every student; returns the report's path."""
+    for student, result in results.items():
+        write_atomically(out / output_folder(student) / "feedback.html", feedback_html(result, show_hidden))
+    return write_report(out, results, notes)

@@ -1,6 +1,6 @@
 """Is the child's reply channel read strictly, and can nothing on it raise a grade, stop a batch or bloat a result?
 
-Most tests judge canned bytes in this process (judge.judge_stage on a sandbox.Outcome made here); the last
+Most tests judge canned bytes in this process (judge.judge_stage on a sandbox.RunResult made here); the last
 ones run real submissions through judge.grade_stage and the sandbox.
 """
 
@@ -67,11 +67,11 @@ def right_memo_bytes(count: int | None = None) -> bytes:
     return encoded(right_memo_lines()[:count])
 
 
-def outcome(reply: bytes, status: str = "exited", returncode: int | None = 0, cpu: float = 0.05) -> sandbox.Outcome:
-    return sandbox.Outcome(status, returncode, reply, b"", 0.1, cpu, "")
+def outcome(reply: bytes, status: str = "exited", returncode: int | None = 0, cpu: float = 0.05) -> sandbox.RunResult:
+    return sandbox.RunResult(status, returncode, reply, b"", 0.1, cpu, "")
 
 
-def judged(stage, reply: bytes, memo: sandbox.Outcome | None = None, **run) -> judge.StageResult:
+def judged(stage, reply: bytes, memo: sandbox.RunResult | None = None, **run) -> judge.StageResult:
     if stage is MEMO and memo is None:
         memo = outcome(right_memo_bytes())
     limits, memo_limits = judge.stage_limits(60), judge.memo_limits(60)

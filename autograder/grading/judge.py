@@ -45,7 +45,7 @@ MAX_LINE = 1 << 20  # bytes of one reply line; the child sends at most about a q
 # each empty board and over two million for the rest (seconds). Honest code is judged on the answers and the
 # call count, which do not depend on the machine. The CPU time of the whole child, read by the parent, must
 # also stay under MEMO_CPU_THRESHOLD: that only catches a child that claims a small count while it searched.
-# Measured on the 2-core grading machine (Outcome.cpu_seconds of the memo child, rlimits level, 3 runs each):
+# Measured on the 2-core grading machine (RunResult.cpu_seconds of the memo child, rlimits level, 3 runs each):
 #   solutions/04_memoization and the ok_ variants (str, tuple, str(board) keys, memo.get):  0.05-0.10 s
 #   wrong_finished_not_stored (a memo, few calls):                                          0.05-0.06 s
 #   plain minimax (wrong_unused_memo, wrong_never_looked_up), stopped by AGAIN_SECONDS:     1.2-1.7 s
@@ -574,7 +574,7 @@ def _worse(a: str, b: str) -> str:
     return max(a, b, key=OUTCOME_ORDER.index)
 
 
-def fate_of(run: sandbox.Outcome, limits: sandbox.Limits, seconds: float, what: str = "the stage") -> tuple[str, str]:
+def fate_of(run: sandbox.RunResult, limits: sandbox.Limits, seconds: float, what: str = "the stage") -> tuple[str, str]:
     """(outcome, what happened) for the calls a child never answered, from how its run ended."""
     # The sandbox ends a run at its CPU limit itself; SIGXCPU is the per-process limit kept as a backstop.
     if run.status == "timeout" or (run.status == "killed" and run.returncode == -signal.SIGXCPU):
@@ -777,15 +777,15 @@ def _import_text(filename: str, imported: dict) -> str:
     return f"{filename} could not be imported: {imported['error']}{where}: {imported['message']}"
 
 
-def _killed(run: sandbox.Outcome) -> bool:
+def _killed(run: sandbox.RunResult) -> bool:
     return run.status != "exited"
 
 
 def judge_stage(
     stage: Stage,
-    run: sandbox.Outcome,
+    run: sandbox.RunResult,
     limits: sandbox.Limits,
-    memo_run: sandbox.Outcome | None = None,
+    memo_run: sandbox.RunResult | None = None,
     memo_limits: sandbox.Limits | None = None,
     seconds: float = DEFAULT_SECONDS,
 ) -> StageResult:

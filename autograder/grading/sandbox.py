@@ -77,7 +77,7 @@ class Limits:
 
 
 @dataclass
-class Outcome:
+class RunResult:
     # "exited" | "timeout" | "waiting" | "killed" | "output-limit" | "cancelled" | "sandbox-error"
     status: str
     returncode: int | None  # exit code, or minus the signal number when killed by a signal
@@ -218,8 +218,8 @@ def stop_all(wait: float = 0.0) -> None:
         time.sleep(0.01)
 
 
-def _cancelled(started: float, detail: str = "grading was stopped before this run started") -> Outcome:
-    return Outcome("cancelled", None, b"", b"", time.monotonic() - started, 0.0, detail)
+def _cancelled(started: float, detail: str = "grading was stopped before this run started") -> RunResult:
+    return RunResult("cancelled", None, b"", b"", time.monotonic() - started, 0.0, detail)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -869,7 +869,7 @@ def _rlimits_text() -> str:
     )
 
 
-def _why(outcome: Outcome) -> str:
+def _why(outcome: RunResult) -> str:
     text = outcome.output.decode("utf-8", "replace").strip().splitlines()
     return (text[-1] if text else outcome.detail or outcome.status)[:200]
 
@@ -1179,7 +1179,7 @@ def _high(fd: int) -> int:
 
 def run(
     files: dict[str, bytes], script: str, stdin: bytes, limits: Limits, isolation: Isolation | None = None
-) -> Outcome:
+) -> RunResult:
     """Run `python -I -S script` in a fresh folder holding files, under the isolation given (or detected)."""
     for name in files:
         _check_name(name)
@@ -1210,7 +1210,7 @@ def run(
     except _Stopped:
         return _cancelled(started)
     except Exception as error:  # a failure of ours, not of the child: say so rather than crash a grading thread
-        return Outcome("sandbox-error", None, b"", b"", time.monotonic() - started, 0.0, f"sandbox failed: {error!r}")
+        return RunResult("sandbox-error", None, b"", b"", time.monotonic() - started, 0.0, f"sandbox failed: {error!r}")
     finally:
         if group is not None:
             group.remove()
@@ -1231,7 +1231,7 @@ def _run(
     isolation: Isolation,
     uid: int | None,
     group: _Group | None,
-) -> Outcome:
+) -> RunResult:
     python, prefix = child_python()
     folder, tmp = _prepare(base, files, uid)
     prlimit, setpriv = _tool("prlimit"), _tool("setpriv")
@@ -1307,7 +1307,7 @@ def _run(
         outcome = run.supervise()
         if outcome.returncode == _WRAPPER_FAILED and token.encode() in outcome.output:
             text = outcome.output.replace(token.encode(), b"").decode(errors="replace").strip()
-            return Outcome(
+            return RunResult(
                 "sandbox-error", None, b"", b"", outcome.wall_seconds, outcome.cpu_seconds,
                 f"sandbox failed: could not enter the run's cgroup or mount its private /tmp ({text[:200]})",
             )  # fmt: skip
@@ -1404,7 +1404,7 @@ class _Supervisor:
                 return now
         return min(now + step, self.deadline)
 
-    def supervise(self) -> Outcome:
+    def supervise(self) -> RunResult:
         pid, limits = self.pid, self.limits
         output, reply = bytearray(), bytearray()
         dropped = 0
@@ -1514,7 +1514,7 @@ class _Supervisor:
                 status = "exited"
                 if dropped:
                     detail = f"{dropped} bytes of output beyond the first {limits.output_bytes} were discarded"
-        return Outcome(status, code, bytes(reply), bytes(output), end - self.spawned, cpu, detail)
+        return RunResult(status, code, bytes(reply), bytes(output), end - self.spawned, cpu, detail)
 
 
 def _children(pid: int) -> list[int]:

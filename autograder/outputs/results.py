@@ -32,7 +32,7 @@ def submission_result(
     seconds: float,
     grading: GradingParameters | None = None,
 ) -> SubmissionResult:
-    """The record of a graded submission, every text a submission can influence capped and clean.
+    """The record of a graded submission, every text a submission can influence capped and clean, times in ms.
 
     isolation: the sandbox.Isolation it ran under; grading: the parameters the result depends on.
     """
@@ -46,6 +46,8 @@ def submission_result(
         stage_id: dataclasses.replace(
             result,
             message=clean(result.message, MAX_MESSAGE),
+            seconds=round(result.seconds, 3),
+            cpu_seconds=round(result.cpu_seconds, 3),
             tests=[dataclasses.replace(test, output=clean(test.output, MAX_TEST_OUTPUT)) for test in result.tests],
         )
         for stage_id, result in stages.items()
@@ -56,7 +58,7 @@ def submission_result(
         output="\n\n".join([*shown_notes, isolation_note]),
         isolation_level=isolation.level,
         isolation_detail=clean(isolation.detail, MAX_NOTE),
-        seconds=seconds,
+        seconds=round(seconds, 3),
         grading=grading,
     )
 
@@ -116,8 +118,8 @@ def to_json(result: SubmissionResult) -> dict:
                 "max_score": stage.max_score,
                 "outcome": str(stage.outcome),
                 "message": stage.message,
-                "seconds": round(stage.seconds, 3),
-                "cpu_seconds": round(stage.cpu_seconds, 3),
+                "seconds": stage.seconds,
+                "cpu_seconds": stage.cpu_seconds,
             }
             for stage_id, stage in result.stages.items()
         },
@@ -128,7 +130,7 @@ def to_json(result: SubmissionResult) -> dict:
         extra["ungraded"] = result.ungraded
     return {
         "score": result.total,
-        "execution_time": round(result.seconds, 3),
+        "execution_time": result.seconds,
         "output": result.output,
         "output_format": "md",
         "test_output_format": "md",

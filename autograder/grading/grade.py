@@ -1,8 +1,8 @@
 """`autograde grade SUBMISSIONS --out OUT`: grade a whole class.
 
-Data flows one way: submissions.read_student -> judge.grade_stage (sandboxed child, trusted judge)
--> outputs.results.results_json -> OUT/<folder>/results.json and feedback.html -> gradebook.record
--> grades.csv and report.html.
+Data flows one way: submissions.read_student -> judge.grade_stage (sandboxed child, trusted judge: a
+StageResult) -> outputs.results.submission_result (the SubmissionResult record) -> OUT/<folder>/results.json
+and feedback.html -> gradebook.record -> grades.csv, the summary table and report.html.
 
 A fault barrier stands around each submission: whatever fails while reading, grading, writing or storing
 one of them becomes that submission's result ("could not be graded: <reason>", zeros, flagged in the
@@ -12,7 +12,6 @@ report, the summary and the exit status), and every other student is graded, sto
 import argparse
 import functools
 import hashlib
-import json
 import math
 import os
 import signal
@@ -29,13 +28,15 @@ from pathlib import Path
 
 from autograder.course.stages import ROOT, STAGES
 from autograder.grading import sandbox
-from autograder.grading.judge import DEFAULT_SECONDS, Cancelled, StageResult, fail_all, grade_stage
+from autograder.grading.judge import DEFAULT_SECONDS, Cancelled, grade_stage
+from autograder.grading.judging import fail_all
+from autograder.grading.record import GradingParameters, Outcome, StageResult, SubmissionResult
 from autograder.grading.submissions import ClassError, Submission, find_class, output_folder, read_student
-from autograder.outputs import clean_line, clean_tree, gradesheet, uncreatable, write_atomically
+from autograder.outputs import clean_line, gradesheet, uncreatable, write_atomically
 from autograder.outputs.gradebook import Gradebook, GradebookError
 from autograder.outputs.gradebook import problem as gradebook_problem
 from autograder.outputs.report import feedback_html, report_html, write_report
-from autograder.outputs.results import results_json, ungraded_json, ungraded_reason
+from autograder.outputs.results import cleaned, json_text, submission_result, to_json, ungraded_result
 
 # Everything whose change can change a grade (the grader, its hidden checks, the child, the references and the
 # visible tests' examples); its hash is stored with each result.
@@ -65,15 +66,9 @@ def grader_version() -> str:
         return "unknown"
 
 
-def grading_parameters(isolation: sandbox.Isolation, seconds: float) -> dict:
+def grading_parameters(isolation: sandbox.Isolation, seconds: float) -> GradingParameters:
     """Everything besides the files that a grade depends on: results.json's extra_data.grading."""
-    return {
-        "suite": suite_hash(),
-        "grader_version": grader_version(),
-        "time_limit": float(seconds),
-        "isolation": isolation.level,
-        "cgroups": isolation.cgroups,
-    }
+    return GradingParameters(suite_hash(), grader_version(), float(seconds), isolation.level, isolation.cgroups)
 
 
 class GradingFailure(Exception):
@@ -89,8 +84,8 @@ def grade_submission(
     isolation: sandbox.Isolation,
     seconds: float = DEFAULT_SECONDS,
     stop: threading.Event | None = None,
-) -> dict:
-    """Every stage of one student, each in its own sandboxed child; returns their results.json.
+) -> SubmissionResult:
+    """Every stage of one student, each in its own sandboxed child; returns the record of their results.
 
     Raises Cancelled once stop is set (the run was interrupted), GradingFailure when the grader itself failed.
     """
@@ -101,7 +96,9 @@ def grade_submission(
             raise Cancelled(f"interrupted before {stage.id}")
         if stage.id in submission.problems:
             problem = submission.problems[stage.id]
-            stages[stage.id] = fail_all(stage, "missing" if "not submitted" in problem else "error", problem)
+            stages[stage.id] = fail_all(
+                stage, Outcome.MISSING if "not submitted" in problem else Outcome.ERROR, problem
+            )
             continue
         source = submission.sources[stage.id]
         try:
@@ -118,7 +115,7 @@ def grade_submission(
         if result.message and stage_id not in submission.problems:
             notes.append(f"{stage_id}: {result.message}")
     grading = grading_parameters(isolation, seconds)
-    return results_json(submission.student, stages, isolation, notes, time.perf_counter() - started, grading)
+    return submission_result(submission.student, stages, isolation, notes, time.perf_counter() - started, grading)
 
 
 def failure_reason(error: BaseException, where: str) -> str:
@@ -135,11 +132,11 @@ def failure_reason(error: BaseException, where: str) -> str:
     return clean_line(f"the grader failed {where}: {described}{place}", 500)
 
 
-def ungraded(student: str, reason: str, isolation: sandbox.Isolation, seconds: float) -> dict:
-    return ungraded_json(student, reason, isolation, 0.0, grading_parameters(isolation, seconds))
+def ungraded(student: str, reason: str, isolation: sandbox.Isolation, seconds: float) -> SubmissionResult:
+    return ungraded_result(student, reason, isolation, 0.0, grading_parameters(isolation, seconds))
 
 
-def _grade_guarded(submission: Submission, isolation, seconds: float, stop: threading.Event) -> dict:
+def _grade_guarded(submission: Submission, isolation, seconds: float, stop: threading.Event) -> SubmissionResult:
     """grade_submission behind the fault barrier (runs in a worker thread)."""
     try:
         return grade_submission(submission, isolation, seconds, stop)
@@ -151,21 +148,23 @@ def _grade_guarded(submission: Submission, isolation, seconds: float, stop: thre
         return ungraded(submission.student, failure_reason(error, "while grading it"), isolation, seconds)
 
 
-def grade_student(name: str, path: Path, isolation: sandbox.Isolation, seconds: float = DEFAULT_SECONDS) -> dict:
-    """read_student and grade_submission behind the fault barrier: always a results.json dict, ready to write.
+def grade_student(
+    name: str, path: Path, isolation: sandbox.Isolation, seconds: float = DEFAULT_SECONDS
+) -> SubmissionResult:
+    """read_student and grade_submission behind the fault barrier: always a record, cleaned and ready to write.
 
-    Gradescope's run grades its one submission through this; ungraded_reason(result) says whether it failed.
+    Gradescope's run grades its one submission through this; the record's ungraded says whether it failed.
     """
     try:
         submission = read_student(name, path)
     except Exception as error:
-        return clean_tree(ungraded(name, failure_reason(error, "while reading it"), isolation, seconds))
+        return cleaned(ungraded(name, failure_reason(error, "while reading it"), isolation, seconds))
     try:
-        result = clean_tree(grade_submission(submission, isolation, seconds))
-        _json(result)  # what cannot be written is a failure too
+        result = cleaned(grade_submission(submission, isolation, seconds))
+        json_text(to_json(result))  # what cannot be written is a failure too
         return result
     except Exception as error:
-        return clean_tree(ungraded(name, failure_reason(error, "while grading it"), isolation, seconds))
+        return cleaned(ungraded(name, failure_reason(error, "while grading it"), isolation, seconds))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -251,48 +250,51 @@ def first_interrupt_sets(stop: threading.Event):
 # The class
 
 
-def why_regraded(latest: dict | None, files_hash: str, parameters: dict) -> str | None:
-    """Why a student's latest stored result is not the one to reuse, or None when there was none."""
+def why_regraded(latest: dict | None, files_hash: str, parameters: GradingParameters) -> str | None:
+    """Why a student's latest stored result is not the one to reuse, or None when there was none.
+
+    latest: gradebook.latest's files_hash and parameters, None where an older gradebook did not record them.
+    """
     if latest is None:
         return None
     if latest["files_hash"] != files_hash:
         return "the files changed"
-    if latest["suite"] != parameters["suite"]:
+    if latest["suite"] != parameters.suite:
         return "the grader or its hidden tests changed"
     if latest["time_limit"] is None:  # stored by a grader that recorded only the suite
         return "the stored result does not record its time limit and isolation"
-    if latest["grader_version"] != parameters["grader_version"]:
+    if latest["grader_version"] != parameters.grader_version:
         return "the grader or its hidden tests changed"
     changes = []
-    if latest["time_limit"] != parameters["time_limit"]:
-        changes.append(f"the time limit changed ({latest['time_limit']:g} s -> {parameters['time_limit']:g} s)")
-    if latest["isolation"] != parameters["isolation"]:
-        changes.append(f"the isolation changed ({latest['isolation']} -> {parameters['isolation']})")
-    if latest["cgroups"] != parameters["cgroups"]:
-        changes.append(f"the sandbox's cgroups changed ({latest['cgroups']} -> {parameters['cgroups']})")
+    if latest["time_limit"] != parameters.time_limit:
+        changes.append(f"the time limit changed ({latest['time_limit']:g} s -> {parameters.time_limit:g} s)")
+    if latest["isolation"] != parameters.isolation:
+        changes.append(f"the isolation changed ({latest['isolation']} -> {parameters.isolation})")
+    if latest["cgroups"] != parameters.cgroups:
+        changes.append(f"the sandbox's cgroups changed ({latest['cgroups']} -> {parameters.cgroups})")
     return " and ".join(changes) or None
 
 
 class Batch:
     """One run's students: each result cleaned, written, stored, or turned into "could not be graded"."""
 
-    def __init__(self, out: Path, book: Gradebook, run_id: int, parameters: dict, isolation, args):
+    def __init__(self, out: Path, book: Gradebook, run_id: int, parameters: GradingParameters, isolation, args):
         self.out, self.book, self.run_id, self.parameters = out, book, run_id, parameters
         self.isolation, self.seconds, self.show_hidden = isolation, args.time_limit, args.show_hidden
-        self.results: dict[str, dict] = {}
+        self.results: dict[str, SubmissionResult] = {}  # each cleaned, as its results.json was written
         self.stored = self.reused = 0
 
-    def finish(self, name: str, result: dict, store: Callable[[], None] | None) -> None:
+    def finish(self, name: str, result: SubmissionResult, store: Callable[[], None] | None) -> None:
         """Write the student's files, then store the result (store None: an ungraded result, never stored).
 
         Files first: a result the gradebook holds is always one that was written; if storing fails, the files
         are overwritten with the "could not be graded" result.
         """
         try:
-            result = clean_tree(result)
+            result = cleaned(result)
             if store is not None:
                 # Drawn once for this student alone: a result the class report could not draw would stop it.
-                report_html({name: result})
+                report_html({name: to_json(result)})
         except Exception as error:
             result, store = self._ungraded(name, error, "while rendering its results"), None
         if store is not None:
@@ -313,8 +315,8 @@ class Batch:
                 pass
         self.results[name] = result
 
-    def finish_graded(self, submission: Submission, result: dict) -> None:
-        if ungraded_reason(result) is not None:
+    def finish_graded(self, submission: Submission, result: SubmissionResult) -> None:
+        if result.ungraded is not None:
             self.finish(submission.student, result, None)
             return
 
@@ -323,20 +325,21 @@ class Batch:
 
         self.finish(submission.student, result, store)
 
-    def finish_reused(self, name: str, submission_id: int, result: dict) -> None:
+    def finish_reused(self, name: str, submission_id: int, result: SubmissionResult) -> None:
         def store():
             self.book.reuse(self.run_id, name, submission_id)
             self.reused += 1
 
         self.finish(name, result, store)
 
-    def _ungraded(self, name: str, error: Exception, where: str) -> dict:
-        return clean_tree(ungraded(name, failure_reason(error, where), self.isolation, self.seconds))
+    def _ungraded(self, name: str, error: Exception, where: str) -> SubmissionResult:
+        return cleaned(ungraded(name, failure_reason(error, where), self.isolation, self.seconds))
 
-    def _write(self, name: str, result: dict) -> None:
+    def _write(self, name: str, result: SubmissionResult) -> None:
         folder = self.out / output_folder(name)
-        write_atomically(folder / "results.json", _json(result))
-        write_atomically(folder / "feedback.html", feedback_html(result, self.show_hidden))
+        data = to_json(result)
+        write_atomically(folder / "results.json", json_text(data))
+        write_atomically(folder / "feedback.html", feedback_html(data, self.show_hidden))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -504,9 +507,11 @@ def _grade_class(args, stop: threading.Event) -> int:
 
     results = batch.results
     gradesheet.write_grades(args.out / "grades.csv", results)
-    report = write_report(args.out, results, notes=[*notes, *regrade_lines])
+    report = write_report(
+        args.out, {name: to_json(result) for name, result in results.items()}, [*notes, *regrade_lines]
+    )
     console.summary(results)
-    failed = {name: ungraded_reason(result) for name, result in results.items() if ungraded_reason(result)}
+    failed = {name: result.ungraded for name, result in results.items() if result.ungraded}
     console.say(
         f"Wrote {args.out / 'grades.csv'}, {report}, and results.json and feedback.html for {len(results)} students."
     )
@@ -540,7 +545,3 @@ def _interrupted(stored: int, students: int) -> int:
         file=sys.stderr,
     )
     return INTERRUPTED
-
-
-def _json(results: dict) -> str:
-    return json.dumps(results, indent=2, ensure_ascii=False) + "\n"

@@ -71,23 +71,6 @@ def student_name(root: Path) -> str:
         return "submission"
 
 
-def failure_results(error: str, seconds: float) -> dict:
-    """What the student sees when the grader itself failed: no score is implied, and staff are told to look."""
-    return {
-        "score": 0,
-        "execution_time": round(seconds, 3),
-        "output": (
-            "The autograder failed before it could grade this submission. This is not a grade: please tell the "
-            f"course staff.\n\n({error})"
-        ),
-        "output_format": "text",
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
-        "extra_data": {"error": error, "max_total": TOTAL_POINTS},
-        "tests": [],
-    }
-
-
 def run(root: Path) -> int:
     """Grade root/submission as one student and write root/results/results.json; 1 if the grader failed.
 
@@ -97,7 +80,7 @@ def run(root: Path) -> int:
     from autograder.grading import sandbox
     from autograder.grading.grade import grade_student
     from autograder.outputs import clean_tree, write_atomically
-    from autograder.outputs.results import ungraded_reason
+    from autograder.outputs.results import failure_json, json_text, to_json
 
     started = time.perf_counter()
     results_path = root / "results" / "results.json"
@@ -106,16 +89,16 @@ def run(root: Path) -> int:
     try:
         isolation = sandbox.detect()
         print(f"isolation: {isolation.level}: {isolation.detail}", flush=True)
-        results = grade_student(student_name(root), root / "submission", isolation)
-        reason = ungraded_reason(results)
-        if reason:
-            print(f"could not be graded: {reason}", flush=True)
-        status = 1 if reason else 0
+        result = grade_student(student_name(root), root / "submission", isolation)
+        if result.ungraded:
+            print(f"could not be graded: {result.ungraded}", flush=True)
+        status = 1 if result.ungraded else 0
+        results = to_json(result)
     except Exception as error:  # the grader's own failure: still write results.json so the student sees why
         traceback.print_exc()
-        results = clean_tree(failure_results(f"{type(error).__name__}: {error}", time.perf_counter() - started))
+        results = clean_tree(failure_json(f"{type(error).__name__}: {error}", time.perf_counter() - started))
         status = 1
-    write_atomically(results_path, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(results_path, json_text(results))
     print(f"score: {results['score']} of {TOTAL_POINTS}; wrote {results_path}", flush=True)
     return status
 

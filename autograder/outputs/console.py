@@ -13,8 +13,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.grading.record import Outcome, SubmissionResult
 from autograder.outputs import clean_line
 from autograder.outputs.gradesheet import points
+
+ORDINARY = (Outcome.PASSED, Outcome.FAILED, Outcome.MISSING, Outcome.ERROR)  # the rest are named in the table
 
 
 class Console:
@@ -44,7 +47,7 @@ class Console:
             task = bar.add_task("", total=total)
             yield lambda student: bar.update(task, advance=1, description=escape(clean_line(student)))
 
-    def summary(self, results: dict[str, dict]) -> None:
+    def summary(self, results: dict[str, SubmissionResult]) -> None:
         if self.quiet:
             return
         caption = "  ".join(f"{stage.id[:2]} {stage.module}" for stage in STAGES)
@@ -54,15 +57,14 @@ class Console:
             table.add_column(f"{stage.id[:2]}\n/{stage.points}", justify="right")
         table.add_column(f"total\n/{TOTAL_POINTS}", justify="right", style="bold")
         for student in sorted(results):
-            stages = results[student]["extra_data"]["stages"]
             cells = []
             for stage in STAGES:
-                entry = stages[stage.id]
-                colour = "green" if entry["score"] == entry["max_score"] else "red" if entry["score"] == 0 else "yellow"
-                mark = "" if entry["outcome"] in ("passed", "failed", "missing", "error") else f" ({entry['outcome']})"
-                cells.append(f"[{colour}]{points(entry['score'])}{escape(mark)}[/]")
-            table.add_row(escape(clean_line(student)), *cells, points(results[student]["score"]))
+                entry = results[student].stages[stage.id]
+                colour = "green" if entry.score == entry.max_score else "red" if entry.score == 0 else "yellow"
+                mark = "" if entry.outcome in ORDINARY else f" ({entry.outcome})"
+                cells.append(f"[{colour}]{points(entry.score)}{escape(mark)}[/]")
+            table.add_row(escape(clean_line(student)), *cells, points(results[student].total))
         self.rich.print(table)
-        ungraded = sum("ungraded" in results[student].get("extra_data", {}) for student in results)
+        ungraded = sum(result.ungraded is not None for result in results.values())
         if ungraded:
             self.say(f"{ungraded} of {len(results)} submissions could not be graded (their zeros are not grades).")

@@ -15,7 +15,9 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
+from autograder.grading.record import GradingParameters, SubmissionResult
 from autograder.outputs import uncreatable
+from autograder.outputs.results import from_json, test_name, to_json, visibility
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -192,14 +194,13 @@ class Gradebook:
     def transaction(self):
         return _Transaction(self.db)
 
-    def start_run(self, parameters: dict, submissions_dir: str) -> int:
-        """parameters: the run's grading parameters (PARAMETERS, as in results.json's extra_data.grading)."""
+    def start_run(self, parameters: GradingParameters, submissions_dir: str) -> int:
         with self.transaction():
             cursor = self.db.execute(
                 "INSERT INTO runs (started_at, suite_hash, isolation, submissions_dir, grader_version, time_limit,"
                 " cgroups) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (now(), parameters["suite"], parameters["isolation"], submissions_dir, parameters["grader_version"],
-                 parameters["time_limit"], parameters["cgroups"]),
+                (now(), parameters.suite, parameters.isolation, submissions_dir, parameters.grader_version,
+                 parameters.time_limit, parameters.cgroups),
             )  # fmt: skip
         return cursor.lastrowid
 
@@ -207,15 +208,17 @@ class Gradebook:
         with self.transaction():
             self.db.execute("UPDATE runs SET finished_at = ? WHERE id = ?", (now(), run_id))
 
-    def stored(self, student: str, files_hash: str, parameters: dict) -> tuple[int, dict] | None:
+    def stored(
+        self, student: str, files_hash: str, parameters: GradingParameters
+    ) -> tuple[int, SubmissionResult] | None:
         """The latest result for exactly these files graded with exactly these parameters, if there is one."""
         row = self.db.execute(
             "SELECT id, results_json FROM submissions WHERE student = ? AND files_hash = ? AND suite_hash = ?"
             " AND grader_version = ? AND time_limit = ? AND isolation = ? AND cgroups = ? ORDER BY id DESC LIMIT 1",
-            (student, files_hash, parameters["suite"], parameters["grader_version"], parameters["time_limit"],
-             parameters["isolation"], parameters["cgroups"]),
+            (student, files_hash, parameters.suite, parameters.grader_version, parameters.time_limit,
+             parameters.isolation, parameters.cgroups),
         ).fetchone()  # fmt: skip
-        return (row[0], json.loads(row[1])) if row else None
+        return (row[0], from_json(json.loads(row[1]))) if row else None
 
     def latest(self, student: str) -> dict | None:
         """How the student's latest stored result was graded: files_hash and the PARAMETERS (None where unknown)."""
@@ -226,32 +229,34 @@ class Gradebook:
         ).fetchone()
         return dict(zip(("files_hash", *PARAMETERS), row, strict=True)) if row else None
 
-    def record(self, run_id: int, student: str, files_hash: str, parameters: dict, results: dict) -> int:
+    def record(
+        self, run_id: int, student: str, files_hash: str, parameters: GradingParameters, result: SubmissionResult
+    ) -> int:
         """Store one graded submission with all its stage scores and test results, atomically."""
-        extra = results["extra_data"]
+        data = to_json(result)
         with self.transaction():
             cursor = self.db.execute(
                 "INSERT INTO submissions (run_id, student, files_hash, suite_hash, graded_at, score, max_score,"
                 " seconds, results_json, grader_version, time_limit, isolation, cgroups)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, student, files_hash, parameters["suite"], now(), results["score"], extra["max_total"],
-                 results["execution_time"], json.dumps(results), parameters["grader_version"],
-                 parameters["time_limit"], parameters["isolation"], parameters["cgroups"]),
+                (run_id, student, files_hash, parameters.suite, now(), result.total, result.max_total,
+                 data["execution_time"], json.dumps(data), parameters.grader_version,
+                 parameters.time_limit, parameters.isolation, parameters.cgroups),
             )  # fmt: skip
             submission_id = cursor.lastrowid
             self.db.executemany(
                 "INSERT INTO stage_scores VALUES (?, ?, ?, ?, ?)",
                 [
-                    (submission_id, stage, s["score"], s["max_score"], s["outcome"])
-                    for stage, s in extra["stages"].items()
+                    (submission_id, stage_id, stage.score, stage.max_score, str(stage.outcome))
+                    for stage_id, stage in result.stages.items()
                 ],
             )
             self.db.executemany(
                 "INSERT INTO test_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (submission_id, t["extra_data"]["stage"], t["extra_data"]["check"], t["name"], t["score"],
-                     t["max_score"], t["extra_data"]["outcome"], t["visibility"], t.get("output", ""))
-                    for t in results["tests"]
+                    (submission_id, t.stage, t.check, test_name(t), t.score, t.points, str(t.outcome),
+                     visibility(t), t.output)
+                    for t in result.tests
                 ],
             )  # fmt: skip
             self._join(run_id, student, submission_id, reused=False)

@@ -5,6 +5,7 @@ import io
 from pathlib import Path
 
 from autograder.course.stages import STAGES
+from autograder.grading.record import SubmissionResult
 from autograder.outputs import clean_line, write_atomically
 
 HEADER = ["student", *(stage.id for stage in STAGES), "total"]
@@ -22,13 +23,13 @@ def inert(cell: str) -> str:
     return f"'{cell}" if cell.startswith(FORMULA_STARTS) else cell
 
 
-def write_grades(path: Path, results: dict[str, dict]) -> None:
-    """results: student -> their results.json dict (a submission that could not be graded has zeros)."""
+def write_grades(path: Path, results: dict[str, SubmissionResult]) -> None:
+    """results: student -> their record (a submission that could not be graded has zeros)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(HEADER)
     for student in sorted(results):
-        stages = results[student]["extra_data"]["stages"]
-        row = [stages[stage.id]["score"] for stage in STAGES]
+        stages = results[student].stages
+        row = [stages[stage.id].score for stage in STAGES]
         writer.writerow([inert(clean_line(student)), *map(points, row), points(sum(row))])
     write_atomically(path, buffer.getvalue())

@@ -1,16 +1,20 @@
-"""One student's results in Gradescope's results.json format (see docs/results-format.md).
+"""One student's results in Gradescope's results.json format (see docs/results-format.md), and back.
 
-This dict is the record of a graded submission: the gradebook stores it, and grades.csv, the
-summary table and the pages are all made from it. Every text in it that a submission can influence is
-capped here, so what the grader writes per student stays under a fixed size whatever the code did.
+The record of a graded submission is a SubmissionResult (grading/record.py). It is made here, where every text
+in it that a submission can influence is capped, so what the grader writes per student stays under a fixed
+size whatever the code did; to_json is the one place it becomes results.json, from_json the one place a stored
+results.json (the gradebook's, when an unchanged submission is reused) becomes a record again.
 """
 
+import dataclasses
+import json
+
 from autograder.course.stages import STAGES, TOTAL_POINTS
-from autograder.grading.judge import StageResult, fail_all
-from autograder.outputs import clean, clean_line
+from autograder.grading.judging import fail_all
+from autograder.grading.record import GradingParameters, Outcome, StageResult, SubmissionResult, TestResult
+from autograder.outputs import clean, clean_line, clean_tree
 
 HIDDEN_VISIBILITY = "after_published"
-UNGRADED = "ungraded"  # the outcome of every stage and test of a submission the grader failed on
 
 # Caps on what one student's record can hold (41 tests): about 250 KB of results.json at the very most.
 MAX_TEST_OUTPUT = 4_000
@@ -20,63 +24,114 @@ MAX_NOTES = 30
 MAX_NAME = 500
 
 
-def results_json(
+def submission_result(
     student: str,
     stages: dict[str, StageResult],
     isolation,
     notes: list[str],
     seconds: float,
-    grading: dict | None = None,
-) -> dict:
-    """grading: the parameters the result depends on (suite, grader_version, time_limit, isolation, cgroups)."""
-    tests = []
-    for number, stage in enumerate(STAGES, start=1):
-        result = stages[stage.id]
-        for index, test in enumerate(result.tests, start=1):
-            tests.append(
-                {
-                    "name": f"{stage.id}: {test.name}",
-                    "number": f"{number}.{index}",
-                    "score": test.score,
-                    "max_score": test.points,
-                    "status": "passed" if test.outcome == "passed" else "failed",
-                    "visibility": "visible" if test.visible else HIDDEN_VISIBILITY,
-                    "output": clean(test.output, MAX_TEST_OUTPUT),
-                    "output_format": "md",
-                    "tags": [stage.id, test.function],
-                    "extra_data": {"stage": stage.id, "check": test.check, "outcome": test.outcome},
-                }
-            )
-    total = sum(result.score for result in stages.values())
-    isolation_note = f"Your code ran under **{isolation.level}** isolation: {isolation.detail}."
-    if isolation.level != "bubblewrap":
-        isolation_note += " (The full sandbox was not available on the grading machine.)"
+    grading: GradingParameters | None = None,
+) -> SubmissionResult:
+    """The record of a graded submission, every text a submission can influence capped and clean, times in ms.
+
+    isolation: the sandbox.Isolation it ran under; grading: the parameters the result depends on.
+    """
     shown_notes = [clean(note, MAX_NOTE) for note in notes[:MAX_NOTES]]
     if len(notes) > MAX_NOTES:
         shown_notes.append(f"({len(notes) - MAX_NOTES} more notes not shown)")
+    isolation_note = f"Your code ran under **{isolation.level}** isolation: {isolation.detail}."
+    if isolation.level != "bubblewrap":
+        isolation_note += " (The full sandbox was not available on the grading machine.)"
+    capped = {
+        stage_id: dataclasses.replace(
+            result,
+            message=clean(result.message, MAX_MESSAGE),
+            seconds=round(result.seconds, 3),
+            cpu_seconds=round(result.cpu_seconds, 3),
+            tests=[dataclasses.replace(test, output=clean(test.output, MAX_TEST_OUTPUT)) for test in result.tests],
+        )
+        for stage_id, result in stages.items()
+    }
+    return SubmissionResult(
+        student=clean_line(student, MAX_NAME),
+        stages=capped,
+        output="\n\n".join([*shown_notes, isolation_note]),
+        isolation_level=isolation.level,
+        isolation_detail=clean(isolation.detail, MAX_NOTE),
+        seconds=round(seconds, 3),
+        grading=grading,
+    )
+
+
+def ungraded_result(
+    student: str, reason: str, isolation, seconds: float = 0.0, grading: GradingParameters | None = None
+) -> SubmissionResult:
+    """The record of a submission the grader failed on: zeros everywhere, the reason, and no claim to be a grade."""
+    reason = clean_line(reason, MAX_MESSAGE)
+    message = f"could not be graded: {reason}"
+    stages = {stage.id: fail_all(stage, Outcome.UNGRADED, message) for stage in STAGES}
+    note = (
+        f"**This submission could not be graded**: {reason}. The zeros below are not a grade: the grader failed "
+        "on this submission; please tell the course staff."
+    )
+    result = submission_result(student, stages, isolation, [note], seconds, grading)
+    result.ungraded = reason
+    return result
+
+
+def test_name(test: TestResult) -> str:
+    """A test's name in results.json and the gradebook: its stage, then its title."""
+    return f"{test.stage}: {test.name}"
+
+
+def visibility(test: TestResult) -> str:
+    return "visible" if test.visible else HIDDEN_VISIBILITY
+
+
+def to_json(result: SubmissionResult) -> dict:
+    """The record as Gradescope's results.json (a dict, before clean_tree and json.dumps)."""
+    tests = []
+    for number, stage in enumerate(STAGES, start=1):
+        for index, test in enumerate(result.stages[stage.id].tests, start=1):
+            tests.append(
+                {
+                    "name": test_name(test),
+                    "number": f"{number}.{index}",
+                    "score": test.score,
+                    "max_score": test.points,
+                    "status": "passed" if test.outcome == Outcome.PASSED else "failed",
+                    "visibility": visibility(test),
+                    "output": test.output,
+                    "output_format": "md",
+                    "tags": [stage.id, test.function],
+                    "extra_data": {"stage": stage.id, "check": test.check, "outcome": str(test.outcome)},
+                }
+            )
     extra = {
-        "student": clean_line(student, MAX_NAME),
-        "isolation": {"level": isolation.level, "detail": clean(isolation.detail, MAX_NOTE)},
-        "total": total,
-        "max_total": TOTAL_POINTS,
+        "student": result.student,
+        "isolation": {"level": result.isolation_level, "detail": result.isolation_detail},
+        "total": result.total,
+        "max_total": result.max_total,
         "stages": {
             stage_id: {
-                "score": result.score,
-                "max_score": result.max_score,
-                "outcome": result.outcome,
-                "message": clean(result.message, MAX_MESSAGE),
-                "seconds": round(result.seconds, 3),
-                "cpu_seconds": round(result.cpu_seconds, 3),
+                "score": stage.score,
+                "max_score": stage.max_score,
+                "outcome": str(stage.outcome),
+                "message": stage.message,
+                "seconds": stage.seconds,
+                "cpu_seconds": stage.cpu_seconds,
             }
-            for stage_id, result in stages.items()
+            for stage_id, stage in result.stages.items()
         },
     }
-    if grading is not None:
-        extra["grading"] = dict(grading)
+    if result.grading is not None:
+        extra["grading"] = result.grading.as_dict()
+    if result.ungraded is not None:
+        extra["ungraded"] = result.ungraded
     return {
-        "score": total,
-        "execution_time": round(seconds, 3),
-        "output": "\n\n".join([*shown_notes, isolation_note]),
+        "score": result.total,
+        "execution_time": result.seconds,
+        "output": result.output,
         "output_format": "md",
         "test_output_format": "md",
         "test_name_format": "text",
@@ -87,21 +142,98 @@ def results_json(
     }
 
 
-def ungraded_json(student: str, reason: str, isolation, seconds: float = 0.0, grading: dict | None = None) -> dict:
-    """The record of a submission the grader failed on: zeros everywhere, the reason, and no claim to be a grade."""
-    reason = clean_line(reason, MAX_MESSAGE)
-    message = f"could not be graded: {reason}"
-    stages = {stage.id: fail_all(stage, UNGRADED, message) for stage in STAGES}
-    note = (
-        f"**This submission could not be graded**: {reason}. The zeros below are not a grade: the grader failed "
-        "on this submission; please tell the course staff."
+def from_json(data: dict) -> SubmissionResult:
+    """The record of a results.json that to_json wrote: to_json(from_json(data)) == data, key order included.
+
+    Only results of this very grader are read back (the gradebook reuses a result only under the same suite
+    hash), so the shape is the one to_json writes.
+    """
+    extra = data["extra_data"]
+    tests: dict[str, list[TestResult]] = {}
+    for test in data["tests"]:
+        stage_id, meta = test["tags"][0], test["extra_data"]
+        tests.setdefault(stage_id, []).append(
+            TestResult(
+                stage=meta["stage"],
+                check=meta["check"],
+                function=test["tags"][1],
+                name=test["name"].removeprefix(f"{stage_id}: "),
+                points=test["max_score"],
+                score=test["score"],
+                outcome=Outcome(meta["outcome"]),
+                visible=test["visibility"] == "visible",
+                output=test["output"],
+            )
+        )
+    stages = {
+        stage_id: StageResult(
+            stage_id,
+            entry["score"],
+            entry["max_score"],
+            Outcome(entry["outcome"]),
+            entry["message"],
+            tests.get(stage_id, []),
+            entry["seconds"],
+            entry["cpu_seconds"],
+        )
+        for stage_id, entry in extra["stages"].items()
+    }
+    grading = GradingParameters(**extra["grading"]) if "grading" in extra else None
+    return SubmissionResult(
+        student=extra["student"],
+        stages=stages,
+        output=data["output"],
+        isolation_level=extra["isolation"]["level"],
+        isolation_detail=extra["isolation"]["detail"],
+        seconds=data["execution_time"],
+        grading=grading,
+        ungraded=extra.get("ungraded"),
+        max_total=extra["max_total"],
     )
-    result = results_json(student, stages, isolation, [note], seconds, grading)
-    result["extra_data"]["ungraded"] = reason
-    return result
 
 
-def ungraded_reason(result: dict) -> str | None:
-    """Why this submission could not be graded, or None when it was graded."""
-    reason = result.get("extra_data", {}).get("ungraded")
-    return str(reason) if reason is not None else None
+def cleaned(result: SubmissionResult) -> SubmissionResult:
+    """The record with every string passed through clean_tree, as its results.json is written."""
+    return from_json(clean_tree(to_json(result)))
+
+
+def failure_json(error: str, seconds: float) -> dict:
+    """Gradescope's results.json when the grader itself failed before it had a record: no score is implied."""
+    return {
+        "score": 0,
+        "execution_time": round(seconds, 3),
+        "output": (
+            "The autograder failed before it could grade this submission. This is not a grade: please tell the "
+            f"course staff.\n\n({error})"
+        ),
+        "output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "extra_data": {"error": error, "max_total": TOTAL_POINTS},
+        "tests": [],
+    }
+
+
+def json_text(data: dict) -> str:
+    """results.json's text, as every results.json is written."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# The dict forms, for callers that still take results.json dicts (the pages).
+
+
+def results_json(
+    student: str,
+    stages: dict[str, StageResult],
+    isolation,
+    notes: list[str],
+    seconds: float,
+    grading: GradingParameters | None = None,
+) -> dict:
+    return to_json(submission_result(student, stages, isolation, notes, seconds, grading))
+
+
+def ungraded_json(
+    student: str, reason: str, isolation, seconds: float = 0.0, grading: GradingParameters | None = None
+) -> dict:
+    return to_json(ungraded_result(student, reason, isolation, seconds, grading))

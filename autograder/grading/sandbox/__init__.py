@@ -27,7 +27,7 @@ Environment: AUTOGRADE_ISOLATION=bubblewrap|rlimits|none forces a level, AUTOGRA
 cgroup version (none: no whole-run accounting, and runs cannot fork), AUTOGRADE_CHILD_PYTHON chooses the
 interpreter the child runs under.
 
-The package, one module per idea, lowest first: host (the machine), limits and outcome (what a run may use, how it
+The package, one module per idea, lowest first: host (the machine), limits and run_result (what a run may use, how it
 ended), stopping (stop_all), wrapper (the /bin/sh wrapper), cgroups, folders (run folders), uids (the uid pool),
 fallback (the rlimits level's namespaces and leftovers), bubblewrap, isolation (the levels, detect_with), supervisor
 (watching one child) and runner (run() and detect()). Callers use the names below.
@@ -39,7 +39,7 @@ from autograder.grading.sandbox.fallback import shared_places
 from autograder.grading.sandbox.host import child_python, is_root
 from autograder.grading.sandbox.isolation import Isolation
 from autograder.grading.sandbox.limits import TMPFS_BYTES, Limits, wall_backstop
-from autograder.grading.sandbox.outcome import Outcome
+from autograder.grading.sandbox.run_result import RunResult
 from autograder.grading.sandbox.runner import detect, run
 from autograder.grading.sandbox.stopping import stop_all
 from autograder.grading.sandbox.uids import UID_BASE, UID_COUNT
@@ -50,7 +50,7 @@ __all__ = [
     "UID_COUNT",
     "Isolation",
     "Limits",
-    "Outcome",
+    "RunResult",
     "bwrap_version",
     "cgroups_in_use",
     "child_python",

@@ -11,7 +11,7 @@ from autograder.grading.sandbox.cgroups import Tree, cgroup_tree, cgroups_in_use
 from autograder.grading.sandbox.fallback import DISK_TICK, private_tmp, shared_places
 from autograder.grading.sandbox.host import cache_lock, is_root, tool
 from autograder.grading.sandbox.limits import TMPFS_BYTES, Limits
-from autograder.grading.sandbox.outcome import Outcome
+from autograder.grading.sandbox.run_result import RunResult
 from autograder.grading.sandbox.uids import UID_BASE, UID_COUNT
 
 
@@ -35,7 +35,7 @@ def _limits_text(tree: Tree | None, reason: str) -> str:
 
 
 # What detect_with() tries a level with: the sandbox's run(), passed in so that this module stays below the runner.
-Run = Callable[[dict[str, bytes], str, bytes, Limits, Isolation], Outcome]
+Run = Callable[[dict[str, bytes], str, bytes, Limits, Isolation], RunResult]
 
 
 def detect_with(run: Run, fresh: bool = False) -> Isolation:
@@ -143,6 +143,6 @@ def _rlimits_text() -> str:
     )
 
 
-def _why(outcome: Outcome) -> str:
+def _why(outcome: RunResult) -> str:
     text = outcome.output.decode("utf-8", "replace").strip().splitlines()
     return (text[-1] if text else outcome.detail or outcome.status)[:200]

@@ -17,7 +17,7 @@ from autograder.grading.sandbox.folders import RUNS_DIR, check_name, prepare, ru
 from autograder.grading.sandbox.host import child_python, is_root, tool
 from autograder.grading.sandbox.isolation import Isolation, detect_with
 from autograder.grading.sandbox.limits import Limits
-from autograder.grading.sandbox.outcome import Outcome
+from autograder.grading.sandbox.run_result import RunResult
 from autograder.grading.sandbox.stopping import Stopped, active_runs, active_runs_lock, stop_requested
 from autograder.grading.sandbox.supervisor import Supervisor
 from autograder.grading.sandbox.uids import pool, processes_of
@@ -33,8 +33,8 @@ def detect(fresh: bool = False) -> Isolation:
     return detect_with(run, fresh)
 
 
-def _cancelled(started: float, detail: str = "grading was stopped before this run started") -> Outcome:
-    return Outcome("cancelled", None, b"", b"", time.monotonic() - started, 0.0, detail)
+def _cancelled(started: float, detail: str = "grading was stopped before this run started") -> RunResult:
+    return RunResult("cancelled", None, b"", b"", time.monotonic() - started, 0.0, detail)
 
 
 def _rlimit_args(limits: Limits, uid: int | None, cgroup: bool, bubblewrap: bool) -> list[str]:
@@ -80,7 +80,7 @@ def _high(fd: int) -> int:
 
 def run(
     files: dict[str, bytes], script: str, stdin: bytes, limits: Limits, isolation: Isolation | None = None
-) -> Outcome:
+) -> RunResult:
     """Run `python -I -S script` in a fresh folder holding files, under the isolation given (or detected)."""
     for name in files:
         check_name(name)
@@ -111,7 +111,7 @@ def run(
     except Stopped:
         return _cancelled(started)
     except Exception as error:  # a failure of ours, not of the child: say so rather than crash a grading thread
-        return Outcome("sandbox-error", None, b"", b"", time.monotonic() - started, 0.0, f"sandbox failed: {error!r}")
+        return RunResult("sandbox-error", None, b"", b"", time.monotonic() - started, 0.0, f"sandbox failed: {error!r}")
     finally:
         if group is not None:
             group.remove()
@@ -132,7 +132,7 @@ def _run(
     isolation: Isolation,
     uid: int | None,
     group: Group | None,
-) -> Outcome:
+) -> RunResult:
     python, prefix = child_python()
     folder, tmp = prepare(base, files, uid)
     prlimit, setpriv = tool("prlimit"), tool("setpriv")
@@ -208,7 +208,7 @@ def _run(
         outcome = run.supervise()
         if outcome.returncode == WRAPPER_FAILED and token.encode() in outcome.output:
             text = outcome.output.replace(token.encode(), b"").decode(errors="replace").strip()
-            return Outcome(
+            return RunResult(
                 "sandbox-error", None, b"", b"", outcome.wall_seconds, outcome.cpu_seconds,
                 f"sandbox failed: could not enter the run's cgroup or mount its private /tmp ({text[:200]})",
             )  # fmt: skip

@@ -13,7 +13,7 @@ import time
 from autograder.grading.sandbox.fallback import DISK_TICK, bytes_of, shared_places
 from autograder.grading.sandbox.host import cpus, read_text
 from autograder.grading.sandbox.limits import TMPFS_BYTES
-from autograder.grading.sandbox.outcome import Outcome, cpu_detail, memory_detail, signal_detail
+from autograder.grading.sandbox.run_result import RunResult, cpu_detail, memory_detail, signal_detail
 from autograder.grading.sandbox.stopping import stop_fd, stop_requested
 from autograder.grading.sandbox.uids import kill_uid
 
@@ -111,7 +111,7 @@ class Supervisor:
                 return now
         return min(now + step, self.deadline)
 
-    def supervise(self) -> Outcome:
+    def supervise(self) -> RunResult:
         pid, limits = self.pid, self.limits
         output, reply = bytearray(), bytearray()
         dropped = 0
@@ -221,7 +221,7 @@ class Supervisor:
                 status = "exited"
                 if dropped:
                     detail = f"{dropped} bytes of output beyond the first {limits.output_bytes} were discarded"
-        return Outcome(status, code, bytes(reply), bytes(output), end - self.spawned, cpu, detail)
+        return RunResult(status, code, bytes(reply), bytes(output), end - self.spawned, cpu, detail)
 
 
 def _children(pid: int) -> list[int]:

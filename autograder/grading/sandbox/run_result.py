@@ -1,4 +1,4 @@
-"""How a run ended: the Outcome the supervisor returns, and the sentences that explain a status."""
+"""How a run ended: the RunResult the supervisor returns, and the sentences that explain a status."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from autograder.grading.sandbox.limits import Limits
 
 
 @dataclass
-class Outcome:
+class RunResult:
     # "exited" | "timeout" | "waiting" | "killed" | "output-limit" | "cancelled" | "sandbox-error"
     status: str
     returncode: int | None  # exit code, or minus the signal number when killed by a signal

@@ -1,0 +1,272 @@
+"""Every sentence a student reads about a stage: what went wrong, on which board, and what to try.
+
+The judging decides (judging.py); this module says it. What the child sent is shown only through shown(),
+which describes a value in a bounded, escaped form, and every text is capped and cleaned before it leaves.
+"""
+
+from dataclasses import dataclass
+
+from autograder.course.board import draw_with_key
+from autograder.course.checks import Case, Check
+from autograder.grading.protocol import Other, clean
+
+SHOWN_FAILURES = 3  # failing examples shown for a visible check
+OUTPUT_CAP = 4000  # characters of one test's feedback
+MESSAGE_CAP_STAGE = 1000  # characters of a stage's message
+TAMPERED = "the grader's reply channel was tampered with"
+NOT_COUNTED_YET = "No function of this stage gave right answers yet, so this is not counted yet."
+
+
+def shorten(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[: cap - 1] + "…"
+
+
+def test_output(text: str) -> str:
+    """A test's feedback, bounded and clean."""
+    return clean(shorten(text, OUTPUT_CAP), OUTPUT_CAP, lines=True)
+
+
+def stage_message(text: str) -> str:
+    """A stage's one-line message, bounded and clean."""
+    return clean(shorten(text, MESSAGE_CAP_STAGE), MESSAGE_CAP_STAGE)
+
+
+def shown(value) -> str:
+    """A returned value as the student sees it."""
+    if isinstance(value, Other):
+        return value.description
+    if type(value) is bool:
+        return f"{value!r} (a bool, not a number)"
+    return shorten(repr(value), 200)  # repr escapes control characters and lone surrogates
+
+
+def call_text(function: str, args: tuple) -> str:
+    extra = "".join(f", {arg!r}" for arg in args[1:])
+    return f"{function}(board{extra})"
+
+
+def with_hint(text: str, check: Check, separator: str = "\n") -> str:
+    return f"{text}{separator}Try this: {check.hint}" if check.hint else text
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# How a run ended, for the calls it never answered
+
+
+def out_of_cpu(what: str, seconds: float) -> str:
+    return f"{what} ran out of its CPU time limit of {seconds:g} s"
+
+
+def waited(wall_seconds: float) -> str:
+    return f"the program was waiting (sleeping or blocked), not computing, for {wall_seconds:g} s"
+
+
+def wrote_too_much() -> str:
+    return "the program wrote too much and was stopped"
+
+
+def stopped(detail: str) -> str:
+    return f"the program was stopped: {clean(detail, 200)}"
+
+
+def could_not_run(detail: str) -> str:
+    return f"the grader could not run the program ({clean(detail, 200)})"
+
+
+def stopped_before_call() -> str:
+    return "the program stopped before this call"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The stage as a whole
+
+
+def tampered(why: str, in_memo_child: bool = False) -> str:
+    return f"{TAMPERED}: in the memo experiment's child, {why}" if in_memo_child else f"{TAMPERED}: {why}"
+
+
+def import_failed(filename: str, imported: dict) -> str:
+    if imported["error"] == "slow":
+        return f"{filename} could not be imported: {imported['message']}"
+    where = f" at {imported['where']}" if "where" in imported else ""
+    return f"{filename} could not be imported: {imported['error']}{where}: {imported['message']}"
+
+
+def exited_while_imported(filename: str, returncode: int | None) -> str:
+    return f"{filename} ended the program (exit code {returncode}) while it was imported"
+
+
+def stopped_before_tested(filename: str, why: str) -> str:
+    return f"{filename} stopped before it could be tested: {why}"
+
+
+def ended_early() -> str:
+    return "the program ended before every call was made"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Call checks
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One case of a check that was not right, in the words that say why."""
+
+    case: Case
+    text: str  # "returned ...", "raised ...", "was never answered: ..."
+    wrong_value: bool = False  # it returned an answer of the right kind that is not right: worth an expected line
+
+
+def never_answered(why: str) -> str:
+    return f"was never answered: {why}"
+
+
+def returned(value) -> str:
+    return f"returned {shown(value)}"
+
+
+def error_text(function: str, reply: dict) -> str:
+    error, message = reply["error"], reply["message"]
+    if error == "NotImplementedError":
+        return f"{function} is not written yet (it raises NotImplementedError)"
+    if error == "missing":
+        return message
+    if error == "slow":
+        return f"{function} {message}"
+    where = f" at {reply['where']}" if "where" in reply else ""
+    return f"{function} raised {error}{where}: {message}" if message else f"{function} raised {error}{where}"
+
+
+def not_one_of(function: str, value, allowed: tuple) -> str:
+    return f"returned {shown(value)}, but {function} must return " + " or ".join(map(repr, allowed))
+
+
+def not_a_tally(value) -> str:
+    return f"returned {shown(value)}, but count_results must return a list of three ints [x_wins, o_wins, draws]"
+
+
+def not_an_int(function: str, value) -> str:
+    return f"returned {shown(value)}, but {function} must return an int"
+
+
+def not_a_square(value: int) -> str:
+    return f"returned {value}, which is not a square (squares are 0 to 8)"
+
+
+def square_taken(value: int) -> str:
+    return f"returned {value}, but square {value} is already taken"
+
+
+def summary(check: Check, wrong: int) -> str:
+    total = len(check.cases)
+    if total == 1:
+        return f"{check.function} did not give the right answer here."
+    return f"{check.function} was not right on {wrong} of {total} boards."
+
+
+def call_check(check: Check, passed: bool, one_reason: bool, wrong: int, problems: list[Problem]) -> str:
+    """A call check's feedback: a summary, the first failing boards drawn with what came back, and the hint.
+
+    one_reason: every case failed the same way without a board to show (not written yet, not there at all).
+    """
+    if passed:
+        return ""
+    if one_reason:
+        return with_hint(problems[0].text + ".", check).strip()
+    lines = [summary(check, wrong)]
+    for problem in problems[: SHOWN_FAILURES if check.visible else 1]:
+        one = problem.case
+        drawing = draw_with_key(one.args[0])
+        lines.append(f"On this board ({call_text(check.function, one.args)}):\n\n```\n{drawing}\n```\n")
+        lines.append(f"your function {problem.text}" if problem.text.startswith("returned") else problem.text)
+        if check.visible and problem.wrong_value:
+            answers = sorted(one.accept, key=repr)
+            lines.append(f"expected {answers[0]!r}" if len(answers) == 1 else f"expected one of {answers!r}")
+        lines.append("")
+    return with_hint("\n".join(lines), check).strip()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The board left unchanged
+
+
+def changed_board(count: int, step: dict, after) -> str:
+    return (
+        f"{count} calls changed the board they were given. {step['call']} was given:\n\n```\n"
+        f"{draw_with_key(step['args'][0])}\n```\n\nand left it as:\n\n```\n{draw_with_key(after)}\n```"
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The memo experiment
+
+
+def memo_import_failed(filename: str, imported: dict) -> str:
+    return f"In the memo experiment, {import_failed(filename, imported)}."
+
+
+def memo_never_answered(why: str) -> str:
+    return f"The memo experiment was never answered: {why}."
+
+
+def memo_wrong_score(value) -> str:
+    return f"score of the empty board returned {shown(value)}, which is not its score."
+
+
+def memo_size(size: int, positions: int) -> str:
+    return (
+        f"After memo.clear() and score of the empty board, memo held {size:,} boards; "
+        f"every reachable position ({positions:,}) should be in it, each once."
+    )
+
+
+def memo_values_not_scores(positions: int) -> str:
+    return (
+        f"After memo.clear() and score of the empty board, memo held {positions:,} entries, but their values "
+        f"are not the scores of the {positions:,} reachable boards: each value should be its board's score "
+        "(1, 0 or -1, an int)."
+    )
+
+
+def memo_wrong_entries(positions: int, wrong: int) -> str:
+    return f"memo held {positions:,} boards, but {wrong:,} of them were not stored with their own score."
+
+
+def memo_keyed_otherwise(positions: int, why: str) -> str:
+    return (
+        f"memo held {positions:,} entries, but its keys are not the boards themselves (''.join(board) or "
+        "tuple(board)), so the grader scored every reachable board again to check them, and " + why + "."
+    )
+
+
+def again_stopped(why: str | None) -> str:
+    return f"the program stopped first ({why})" if why else "the program stopped first"
+
+
+def again_wrong(wrong: int) -> str:
+    return f"{wrong:,} of its answers were not the boards' scores"
+
+
+def again_slow(seconds: float) -> str:
+    return f"it did not answer them all within {seconds:g} CPU seconds (or it raised an error)"
+
+
+def memo_too_many_calls(calls: int, limit: int) -> str:
+    return (
+        f"Scoring the empty board from an empty memo called score {calls:,} times; plain minimax makes "
+        f"549,946 calls, and with the memo it should need under {limit:,}."
+    )
+
+
+def memo_not_answered_again(why: str) -> str:
+    return (
+        "After the empty board was scored, score was asked about it again and then about every reachable "
+        f"board, which a memo answers at once; {why}."
+    )
+
+
+def memo_cpu(cpu_seconds: float, threshold: float) -> str:
+    return (
+        f"The memo experiment used {cpu_seconds:.2f} CPU seconds; with a memo it needs a small fraction "
+        f"of a second (the limit is {threshold:g} s)."
+    )

@@ -1,0 +1,239 @@
+"""Judging what a child reported against the oracle's answers, with exact types, in the trusted process.
+
+A check earns all its points or none. The words of every result come from feedback.py; what is decided here
+is whether each answer is right, and when it is not, of which kind the fault is (an Outcome).
+"""
+
+import signal
+from collections import Counter
+from dataclasses import dataclass
+
+from autograder.course.checks import Check, stage_checks
+from autograder.course.stages import Stage
+from autograder.grading import feedback
+from autograder.grading.feedback import Problem
+from autograder.grading.plan import AGAIN_SECONDS, Plan
+from autograder.grading.protocol import Replies, decode
+from autograder.grading.record import Outcome, StageResult, TestResult
+
+MEMO_POSITIONS = 5478
+MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,000 calls; plain minimax 549,946
+# Honest memo code is judged on the answers and the call count, which do not depend on the machine. The CPU
+# time of the whole memo child, read by the parent, must also stay under MEMO_CPU_THRESHOLD: that only catches
+# a child that claims a small count while it searched.
+# Measured on the 2-core grading machine (RunResult.cpu_seconds of the memo child, rlimits level, 3 runs each):
+#   solutions/04_memoization and the ok_ variants (str, tuple, str(board) keys, memo.get):  0.05-0.10 s
+#   wrong_finished_not_stored (a memo, few calls):                                          0.05-0.06 s
+#   plain minimax (wrong_unused_memo, wrong_never_looked_up), stopped by AGAIN_SECONDS:     1.2-1.7 s
+#   the same plain searches made to answer every board again (AGAIN_SECONDS lifted):        4.4-4.7 s
+# so honest memo code is 15x under the threshold and a search that really answers is 3x over it.
+MEMO_CPU_THRESHOLD = 1.5
+
+
+@dataclass(frozen=True)
+class Unanswered:
+    """What became of the calls a child never answered: their outcome and why, from how its run ended."""
+
+    outcome: Outcome
+    why: str
+
+
+def unanswered(run, limits, seconds: float, what: str = "the stage") -> Unanswered:
+    """run: the sandbox's RunResult; limits: the Limits it ran under; seconds: the CPU limit the student set."""
+    # The sandbox ends a run at its CPU limit itself; SIGXCPU is the per-process limit kept as a backstop.
+    if run.status == "timeout" or (run.status == "killed" and run.returncode == -signal.SIGXCPU):
+        return Unanswered(Outcome.TIMEOUT, feedback.out_of_cpu(what, seconds))
+    if run.status == "waiting":
+        return Unanswered(Outcome.TIMEOUT, feedback.waited(limits.wall_seconds))
+    if run.status == "output-limit":
+        return Unanswered(Outcome.OUTPUT_LIMIT, feedback.wrote_too_much())
+    if run.status == "killed":
+        return Unanswered(Outcome.CRASHED, feedback.stopped(run.detail))
+    if run.status == "sandbox-error":
+        return Unanswered(Outcome.CRASHED, feedback.could_not_run(run.detail))
+    return Unanswered(Outcome.CRASHED, feedback.stopped_before_call())
+
+
+def check_result(check: Check, outcome: Outcome, output: str) -> TestResult:
+    """A check's result: all its points when it passed, none otherwise. Its text is bounded and clean."""
+    score = check.points if outcome == Outcome.PASSED else 0
+    output = feedback.test_output(output)
+    return TestResult("", check.id, check.function, check.title, check.points, score, outcome, check.visible, output)
+
+
+def fail_all(stage: Stage, outcome: Outcome, message: str) -> StageResult:
+    """Every check of the stage failed for one reason (not submitted, unreadable, did not import, tampered)."""
+    message = feedback.stage_message(message)
+    tests = [check_result(check, outcome, message) for check in stage_checks(stage.id)]
+    for test in tests:
+        test.stage = stage.id
+    return StageResult(stage.id, 0, stage.points, Outcome(outcome), message, tests)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Call checks
+
+
+def type_problem(function: str, value, board) -> str | None:
+    """Why value cannot be an answer of function at all (wrong type, off the board, taken square), or None."""
+    if function in ("winner", "to_move"):
+        allowed = ("X", "O", None) if function == "winner" else ("X", "O")
+        if not (value is None or type(value) is str) or value not in allowed:
+            return feedback.not_one_of(function, value, allowed)
+        return None
+    if function == "count_results":
+        if type(value) not in (list, tuple) or len(value) != 3 or any(type(v) is not int for v in value):
+            return feedback.not_a_tally(value)
+        return None
+    if type(value) is not int:
+        return feedback.not_an_int(function, value)
+    if function in ("choose_move", "quickest_move", "winning_square"):
+        if function == "winning_square" and value == -1:
+            return None
+        if not 0 <= value <= 8:
+            return feedback.not_a_square(value)
+        if board[value] != " ":
+            return feedback.square_taken(value)
+    return None
+
+
+def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswered) -> TestResult:
+    """Compare every case of a call check; the first problems found make the feedback."""
+    values = replies.values
+    step_ids, forms, several = plan.quick[check.id]
+    if [values.get(step_id) for step_id in step_ids] == forms and all(
+        values.get(step_id) in right for step_id, right in several
+    ):
+        return check_result(check, Outcome.PASSED, "")  # the common case, decided without decoding anything
+    wrong, problems, outcome = 0, [], Outcome.PASSED
+    for step_id, right, one in plan.expected[check.id]:
+        value = values.get(step_id)
+        if value in right:
+            continue  # the common case, decided without decoding anything
+        reply = replies.reply(step_id)
+        if reply is None:
+            outcome, wrong = outcome.worse(unanswered.outcome), wrong + 1
+            problems.append(Problem(one, feedback.never_answered(unanswered.why)))
+            continue
+        if not reply["ok"]:
+            outcome, wrong = outcome.worse(Outcome.MISSING if reply["error"] == "missing" else Outcome.ERROR), wrong + 1
+            problems.append(Problem(one, feedback.error_text(check.function, reply)))
+            continue
+        value = decode(reply["value"])
+        why = type_problem(check.function, value, one.args[0])
+        if why is None and _hashable(value) in one.accept:
+            continue
+        outcome, wrong = outcome.worse(Outcome.FAILED), wrong + 1
+        problems.append(Problem(one, why or feedback.returned(value), wrong_value=True))
+    texts = {problem.text for problem in problems}
+    # Not written yet, or not there at all: one line says it all, no board needed.
+    one_reason = (
+        len(texts) == 1
+        and wrong == len(check.cases)
+        and outcome in (Outcome.ERROR, Outcome.MISSING)
+        and "raised" not in next(iter(texts))
+    )
+    passed = outcome == Outcome.PASSED
+    return check_result(check, outcome, feedback.call_check(check, passed, one_reason, wrong, problems))
+
+
+def _hashable(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The board left unchanged
+
+
+def judge_unchanged(check: Check, plan: Plan, replies: Replies, answered: bool) -> TestResult:
+    """Passes only when some other check of the stage passed and no call changed its board.
+
+    Requiring a passed check keeps this point out of reach of code that returns without doing anything.
+    """
+    changed = [
+        (plan.step_by_id[step_id], reply) for step_id, reply in sorted(replies.details.items()) if "changed" in reply
+    ]
+    outcome, text = Outcome.PASSED, ""
+    if changed:
+        step, reply = changed[0]
+        outcome, text = Outcome.FAILED, feedback.changed_board(len(changed), step, decode(reply["changed"]))
+    elif not answered:
+        outcome, text = Outcome.NOT_RUN, feedback.NOT_COUNTED_YET
+    if outcome != Outcome.PASSED:
+        text = feedback.with_hint(text, check, "\n\n")
+    return check_result(check, outcome, text)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The memo experiment
+
+
+def judge_memo(
+    check: Check, plan: Plan, replies: Replies | None, run, unanswered: Unanswered, filename: str
+) -> TestResult:
+    """The memo experiment, from its own child: memo's contents, the call count, the answers and the CPU time."""
+    imported = replies.imported if replies else None
+    reply = replies.memo if replies else None
+    problems, outcome = [], Outcome.PASSED
+    if imported is not None and imported["import"] != "ok":
+        outcome = Outcome.ERROR
+        problems.append(feedback.memo_import_failed(filename, imported))
+    elif reply is None:
+        outcome = unanswered.outcome
+        problems.append(feedback.memo_never_answered(unanswered.why))
+    elif not reply["ok"]:
+        outcome = Outcome.MISSING if reply["error"] in ("missing", "memo") else Outcome.ERROR
+        problems.append(feedback.error_text(check.function, reply) + ".")
+    else:
+        value = decode(reply["value"])
+        if type(value) is not int or value not in check.cases[0].accept:
+            problems.append(feedback.memo_wrong_score(value))
+        elif check.kind == "memo-size":
+            problems += _memo_size_problems(plan, reply, replies.again)
+        else:
+            problems += _memo_speed_problems(plan, reply, replies.again, run, unanswered)
+        outcome = Outcome.FAILED if problems else Outcome.PASSED
+    text = "\n".join(problems)
+    return check_result(check, outcome, text if outcome == Outcome.PASSED else feedback.with_hint(text, check))
+
+
+def _again_problem(plan: Plan, again: dict | None, unanswered: Unanswered | None = None) -> str:
+    """Why the scoring again (the empty board a few times, then every reachable board) was not right, or ""."""
+    if again is not None and again["complete"] and tuple(again["again"]) == plan.memo_again:
+        return ""
+    if again is None:
+        return feedback.again_stopped(unanswered.why if unanswered else None)
+    wrong = sum(answer != right for answer, right in zip(again["again"], plan.memo_again, strict=False))
+    if wrong:
+        return feedback.again_wrong(wrong)
+    return feedback.again_slow(AGAIN_SECONDS)
+
+
+def _memo_size_problems(plan: Plan, reply: dict, again: dict | None) -> list[str]:
+    size, boards, values = reply["size"], reply["boards"], reply["values"]
+    if size != MEMO_POSITIONS:
+        return [feedback.memo_size(size, MEMO_POSITIONS)]
+    scores = plan.memo_scores
+    if len(set(boards)) == MEMO_POSITIONS and dict(zip(boards, values, strict=True)) == scores:
+        return []  # keyed by the boards themselves, each with its score
+    if Counter(values) != plan.memo_counts:
+        return [feedback.memo_values_not_scores(MEMO_POSITIONS)]
+    why = _again_problem(plan, again)
+    if not why:
+        return []  # keyed some other way, and the memo answers every board right
+    if all(board is not None for board in boards):
+        wrong = sum(scores.get(board) != value for board, value in zip(boards, values, strict=True))
+        return [feedback.memo_wrong_entries(MEMO_POSITIONS, wrong)]
+    return [feedback.memo_keyed_otherwise(MEMO_POSITIONS, why)]
+
+
+def _memo_speed_problems(plan: Plan, reply: dict, again: dict | None, run, unanswered: Unanswered) -> list[str]:
+    calls = reply["calls"]
+    if calls > MEMO_CALLS_LIMIT:
+        return [feedback.memo_too_many_calls(calls, MEMO_CALLS_LIMIT)]
+    why = _again_problem(plan, again, unanswered)
+    if why:
+        return [feedback.memo_not_answered_again(why)]
+    if run is not None and run.cpu_seconds >= MEMO_CPU_THRESHOLD:
+        return [feedback.memo_cpu(run.cpu_seconds, MEMO_CPU_THRESHOLD)]
+    return []

@@ -1,0 +1,106 @@
+"""What the sandboxed child is asked for one stage, worked out once from the stage's checks.
+
+The child gets a job (the module to import and the calls to make, a board two checks share asked once); the
+judge gets, per check, the step ids of its cases and the child's encodings of every right answer, so a
+submission whose answers are right is judged by comparing strings, without decoding anything.
+"""
+
+import functools
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from autograder.course.checks import Case, Check, stage_checks
+from autograder.course.stages import STAGES
+from autograder.grading.child import encode
+
+# Functions whose calls can be slow in honest code (plain searches) get a timer per call, so one slow
+# board costs that board only; the cheap ones rely on the stage's limits, since arming a timer costs time.
+SEARCHES = frozenset({"count_games", "score", "choose_move", "count_results", "quickest_move"})
+CALL_SECONDS = 10  # CPU seconds
+
+# The memo experiment runs in a child of its own (see child.memo_experiment). After the counted scoring of the
+# empty board it scores the empty board AGAIN_EMPTY more times and then every reachable board, all within
+# AGAIN_SECONDS of its CPU time: a memo answers them all in milliseconds, a plain search needs 549,946 calls for
+# each empty board and over two million for the rest (seconds). See judging.MEMO_CPU_THRESHOLD for the rest.
+AGAIN_EMPTY = 3
+AGAIN_SECONDS = 0.5
+MEMO_KINDS = ("memo-size", "memo-speed")  # the checks judged from the memo experiment's child
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything about a stage's checks that is the same for every submission, worked out once."""
+
+    steps: tuple[dict, ...]  # the child's steps, one per distinct call (a board two checks share is asked once)
+    step_by_id: dict[int, dict]
+    job: bytes  # the child's job as sent on its stdin
+    # check id -> [(step id, the child's encodings of every right answer, the case)], for judging at speed
+    expected: dict[str, list[tuple[int, frozenset[str], Case]]]
+    # check id -> (step ids of its cases with one right form, those forms, [(step id, forms)] of the others):
+    # a check whose answers are all right is then decided by comparing two lists and a short loop
+    quick: dict[str, tuple[list[int], list[str], list[tuple[int, frozenset[str]]]]]
+    forms: frozenset[str]  # every right answer's encoding: values among them need no further reading
+    step_ids: frozenset[int]
+    memo_job: bytes | None = None  # the memo experiment's job, for the stage that has one
+    memo_again: tuple[int | None, ...] = ()  # the right answers of the scoring again, in the job's order
+    memo_scores: dict[str, int] = field(default_factory=dict)  # every reachable board -> its score
+    memo_counts: Counter = field(default_factory=Counter)  # how many reachable boards score 1, 0 and -1
+
+
+def encodings(answers) -> frozenset[str]:
+    """Every form the child may report a right answer in: a tally may come back as a list or a tuple."""
+    forms = set()
+    for answer in answers:
+        if isinstance(answer, tuple):
+            forms |= {encode(list(answer)), encode(answer)}
+        else:
+            forms.add(encode(answer))
+    return frozenset(forms)
+
+
+@functools.cache
+def stage_plan(stage_id: str) -> Plan:
+    checks = stage_checks(stage_id)
+    module = next(stage.module for stage in STAGES if stage.id == stage_id)
+    steps, ids, expected, memo = [], {}, {}, {}
+    for check in checks:
+        if check.kind in MEMO_KINDS:
+            memo = _memo_plan(module, check)
+            continue
+        expected[check.id] = []
+        for one in check.cases:
+            key = (check.function, one.args)
+            if key not in ids:
+                ids[key] = len(steps)
+                step = {"id": ids[key], "call": check.function, "args": ["".join(one.args[0]), *one.args[1:]]}
+                if check.function in SEARCHES:
+                    step["seconds"] = CALL_SECONDS
+                steps.append(step)
+            expected[check.id].append((ids[key], encodings(one.accept), one))
+    job = json.dumps({"module": module, "steps": steps}).encode()
+    quick = {}
+    for check_id, cases in expected.items():
+        single = [(step_id, next(iter(right))) for step_id, right, _ in cases if len(right) == 1]
+        several = [(step_id, right) for step_id, right, _ in cases if len(right) != 1]
+        quick[check_id] = ([step_id for step_id, _ in single], [form for _, form in single], several)
+    forms = frozenset(form for cases in expected.values() for _, right, _ in cases for form in right)
+    step_ids = frozenset(step["id"] for step in steps)
+    return Plan(tuple(steps), {step["id"]: step for step in steps}, job, expected, quick, forms, step_ids, **memo)
+
+
+def _memo_plan(module: str, check: Check) -> dict:
+    from autograder.course.oracle import oracle
+
+    positions = oracle().positions  # every reachable board, the empty board first
+    scores = {"".join(board): oracle().score(board) for board in positions}
+    board = "".join(check.cases[0].args[0])
+    again = [board] * AGAIN_EMPTY + list(scores)
+    experiment = {"call": check.function, "board": board, "seconds": CALL_SECONDS}
+    experiment.update(again=again, again_seconds=AGAIN_SECONDS)
+    return {
+        "memo_job": json.dumps({"module": module, "memo": experiment}).encode(),
+        "memo_again": tuple(scores[board] for board in again),
+        "memo_scores": scores,
+        "memo_counts": Counter(scores.values()),
+    }

@@ -1,0 +1,319 @@
+"""Reading the child's replies: a strict protocol, bounded sizes, clean text.
+
+Student code shares the child's process, so the child's lines are read as what any code could have written:
+the import line, then batches of replies (or, from the memo experiment's child, its report and the scoring
+again), then {"done": true}, and nothing else. Any departure from what child.py writes is Tampered. Every
+string is capped and cleaned as it is read, and values come back from the child's exact-type encoding.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from autograder.grading.child import (
+    ERROR_CAP,
+    MAX_ITEMS,
+    MEMO_ENTRIES,
+    MESSAGE_CAP,
+    NAME_CAP,
+    STR_CAP,
+    TEXT_CAP,
+    VALUE_CAP,
+    WHERE_CAP,
+)
+from autograder.grading.plan import Plan
+
+MAX_LINE = 1 << 20  # bytes of one reply line; the child sends at most about a quarter of that
+
+
+class Tampered(Exception):
+    """The reply channel broke the protocol: what the child could not have written, something student code did."""
+
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_BREAKS = re.compile("[\t\n]")
+
+
+def clean(text: str, cap: int, lines: bool = False) -> str:
+    """text cut to cap characters, with control characters, bidi overrides and lone surrogates replaced.
+
+    What is left can be written to any file, database or terminal. With lines, newlines are kept.
+    """
+    text = str.__str__(text)[:cap] if isinstance(text, str) else "?"
+    if not lines:
+        text = _BREAKS.sub(" ", text)
+    return _UNSAFE.sub("\ufffd", text)
+
+
+@dataclass
+class Replies:
+    """What one child reported, read strictly."""
+
+    imported: dict | None = None  # the import line
+    values: dict[int, str] = field(default_factory=dict)  # step id -> encoded value, for calls that simply returned
+    details: dict[int, dict] = field(default_factory=dict)  # step id -> full reply (errors, changed boards)
+    done: bool = False
+    memo: dict | None = None  # the memo experiment's report (memo child only)
+    again: dict | None = None  # the scoring again (memo child only)
+    tampered: str = ""  # how the protocol was broken, or ""
+
+    def reply(self, step_id: int) -> dict | None:
+        """One step's reply in the full form, whichever form it came in."""
+        if step_id in self.details:
+            return self.details[step_id]
+        if step_id in self.values:
+            return {"id": step_id, "ok": True, "value": self.values[step_id]}
+        return None
+
+
+def parse_replies(raw: bytes, plan: Plan, killed: bool, memo: bool = False) -> Replies:
+    """The child's lines in order: the import line, then its replies, then {"done": true}, and nothing else.
+
+    killed: the run was stopped (time, memory, output), so a last line cut short is expected and ignored.
+    Any other departure from what child.py writes sets tampered and stops reading.
+    """
+    replies = Replies()
+    try:
+        _Reader(plan, replies, memo).read(raw, killed)
+    except Tampered as error:
+        replies.tampered = clean(str(error), 200)
+    return replies
+
+
+class _Reader:
+    def __init__(self, plan: Plan, replies: Replies, memo: bool):
+        self.plan, self.replies = plan, replies
+        self.state = "import"
+        self.after_import = "memo" if memo else "steps"
+        self.line = 0
+
+    def read(self, raw: bytes, killed: bool) -> None:
+        lines = raw.split(b"\n")
+        if lines[-1] and not killed:
+            raise Tampered("the last line has no end, though the program was not stopped")
+        for self.line, text in enumerate(lines[:-1], start=1):  # the last item is b"" or a line cut short
+            if len(text) > MAX_LINE:
+                raise Tampered(f"line {self.line} is longer than {MAX_LINE} bytes")
+            message = self.load(text)
+            getattr(self, "on_" + self.state)(message)
+        if not self.replies.values.keys() <= self.plan.step_ids:  # ints only, so a bool or 1.0 cannot pass for 1
+            raise Tampered("a call id that is not in the job")
+
+    def fail(self, why: str):
+        raise Tampered(f"line {self.line}: {why}")
+
+    def load(self, text: bytes) -> dict:
+        try:
+            message = json.loads(text.decode("ascii"), object_pairs_hook=_object, parse_constant=_constant)
+        except UnicodeDecodeError:
+            self.fail("not ASCII, which the grader's child always writes")
+        except (ValueError, RecursionError):
+            self.fail("not valid JSON")
+        except Tampered as error:
+            self.fail(str(error))
+        if type(message) is not dict:
+            self.fail("not a JSON object")
+        return message
+
+    # One method per state: what may come next.
+
+    def on_import(self, message: dict) -> None:
+        if message == {"import": "ok"}:
+            self.replies.imported, self.state = message, self.after_import
+        elif message.get("import") == "error":
+            self.replies.imported, self.state = self.failure(message, "import"), "end"
+        else:
+            self.fail("the first line is not the import line")
+
+    def on_steps(self, message: dict) -> None:
+        if message.keys() == {"ids", "values", "details"}:
+            self.batch(message["ids"], message["values"], message["details"])
+        elif message == {"done": True} and type(message["done"]) is bool:
+            answered = len(self.replies.values) + len(self.replies.details)
+            if answered != len(self.plan.steps):
+                self.fail(f"done after {answered} of {len(self.plan.steps)} calls were answered")
+            self.replies.done, self.state = True, "end"
+        else:
+            self.fail("neither a batch of replies nor done")
+
+    def on_memo(self, message: dict) -> None:
+        if message.get("memo") is not True:
+            self.fail("not the memo experiment's report")
+        if message.get("ok") is True:
+            self.expect(message, {"memo", "ok", "value", "calls", "size", "boards", "values"})
+            self.value(message["value"])
+            calls, size, boards, values = message["calls"], message["size"], message["boards"], message["values"]
+            if type(calls) is not int or not 0 <= calls < 10**15 or type(size) is not int or not 0 <= size < 10**12:
+                self.fail("calls or size is not a count")
+            if type(boards) is not list or type(values) is not list or len(boards) != len(values):
+                self.fail("boards and values are not two lists of one length")
+            if len(boards) != min(size, MEMO_ENTRIES):
+                self.fail("the number of memo entries sent does not match memo's size")
+            if not set(map(type, values)) <= {int, type(None)}:
+                self.fail("a memo entry of the wrong type")
+            try:
+                unknown = set(boards) - self.plan.memo_scores.keys()  # reachable boards need no further look
+            except TypeError:
+                self.fail("a memo entry of the wrong type")
+            if any(
+                board is not None and (type(board) is not str or len(board) != 9 or board.strip("XO "))
+                for board in unknown
+            ):
+                self.fail("a memo key that is not a board")
+            if not set(values) <= {-1, 0, 1, None}:
+                self.fail("a memo value that is not a score")
+            self.replies.memo, self.state = message, "again"
+        elif message.get("ok") is False:
+            self.replies.memo, self.state = self.failure(message, "memo"), "done"
+        else:
+            self.fail("the memo report has no ok")
+
+    def on_again(self, message: dict) -> None:
+        self.expect(message, {"again", "complete"})
+        answers, complete = message["again"], message["complete"]
+        if type(answers) is not list or type(complete) is not bool:
+            self.fail("the scoring again is not a list and a flag")
+        expected = len(self.plan.memo_again)
+        if len(answers) > expected or (complete and len(answers) != expected):
+            self.fail("the scoring again has the wrong number of answers")
+        if not set(map(type, answers)) <= {int, type(None)} or not set(answers) <= {-1, 0, 1, None}:
+            self.fail("an answer of the scoring again that is not a score")
+        self.replies.again, self.state = message, "done"
+
+    def on_done(self, message: dict) -> None:
+        if message != {"done": True} or type(message["done"]) is not bool:
+            self.fail("expected done")
+        self.replies.done, self.state = True, "end"
+
+    def on_end(self, message: dict) -> None:
+        self.fail("a line after the last one the child writes")
+
+    # The parts of a line
+
+    def expect(self, message: dict, keys: set[str]) -> None:
+        if message.keys() != keys:
+            self.fail(f"unexpected fields {sorted(message.keys() ^ keys)!r}"[:120])
+
+    def failure(self, message: dict, kind: str) -> dict:
+        """An error reply ({kind, ok?, error, message, where?}), its text capped and cleaned."""
+        required = {kind, "error", "message"} | ({"ok"} if kind != "import" else set())
+        if kind == "id":
+            required = {"id", "ok", "error", "message"}
+        if not required <= message.keys() <= required | {"where"}:
+            self.fail("an error reply with the wrong fields")
+        texts = {name: message[name] for name in ("error", "message", "where") if name in message}
+        if any(type(text) is not str for text in texts.values()):
+            self.fail("an error reply whose text is not a string")
+        caps = {"error": ERROR_CAP, "message": MESSAGE_CAP, "where": WHERE_CAP}
+        return {**message, **{name: clean(text, caps[name]) for name, text in texts.items()}}
+
+    def value(self, encoded) -> None:
+        if type(encoded) is str and encoded in self.plan.forms:
+            return  # a right answer: one of our own encodings
+        try:
+            decode(encoded)
+        except Tampered as error:
+            self.fail(str(error))
+
+    def batch(self, ids, values, details) -> None:
+        plan = self.plan
+        if type(ids) is not list or type(values) is not list or type(details) is not list or len(ids) != len(values):
+            self.fail("a batch that is not three lists, ids and values of one length")
+        if not ids and not details:
+            self.fail("an empty batch")
+        if ids:
+            if set(map(type, ids)) != {int}:
+                self.fail("a call id that is not an int")
+            try:
+                unknown = set(values) - plan.forms  # the right answers are known to be well-formed
+            except TypeError:  # a list or an object: not hashable, so certainly not an encoding
+                self.fail("a value that is not an encoding")
+            for encoded in unknown:
+                self.value(encoded)
+            known = self.replies.values
+            before = len(known)
+            known.update(zip(ids, values, strict=True))
+            if len(known) != before + len(ids):  # an id given twice, in this batch or an earlier one
+                self.fail("a call answered twice")
+        for detail in details:
+            if type(detail) is not dict:
+                self.fail("a reply that is not an object")
+            step_id = detail.get("id")
+            if type(step_id) is not int or not 0 <= step_id < len(plan.steps):
+                self.fail("a call id that is not in the job")
+            if step_id in self.replies.values or step_id in self.replies.details:
+                self.fail("a call answered twice")
+            if detail.get("ok") is True:
+                self.expect(detail, {"id", "ok", "value", "changed"})
+                self.value(detail["value"])
+                self.value(detail["changed"])
+            elif detail.get("ok") is False:
+                detail = self.failure(detail, "id")
+            else:
+                self.fail("a reply without ok")
+            self.replies.details[step_id] = detail
+
+
+def _object(pairs: list) -> dict:
+    message = dict(pairs)
+    if len(message) != len(pairs):
+        raise Tampered("a field given twice")
+    return message
+
+
+def _constant(name: str):
+    raise Tampered(f"{name} is not JSON the child writes")
+
+
+_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+
+
+def decode(encoded, depth: int = 0):
+    """The Python value of the child's exact-type encoding (see child.encode), or Tampered when it is not one.
+
+    Values of types the contract never allows come back as an Other that only describes them.
+    """
+    if type(encoded) is not str or not encoded or len(encoded) > VALUE_CAP:
+        raise Tampered("a value that is not an encoding the child writes")
+    tag, body = encoded[0], encoded[1:]
+    if tag == "n" and not body:
+        return None
+    if tag == "b" and body in ("0", "1"):
+        return body == "1"
+    if tag == "i" and _INT.fullmatch(body) and body != "-0":
+        return int(body)
+    if tag == "s" and len(body) <= STR_CAP:
+        return body
+    if tag == "S" and len(body) == STR_CAP:
+        return Other(f"a str of more than {STR_CAP} characters, starting {clean(repr(body[:20]), 30)}")
+    if tag == "f" and len(body) <= 32:
+        try:
+            if repr(float(body)) == body:
+                return Other(f"the float {body}")
+        except ValueError:
+            pass
+    if tag in ("l", "t") and depth < 2:
+        try:
+            items = json.loads(body, parse_constant=_constant)
+        except (ValueError, RecursionError):
+            items = None
+        more = type(items) is list and len(items) == MAX_ITEMS + 1 and items[-1] == "..."  # the child's mark
+        if type(items) is list and (len(items) <= MAX_ITEMS or more):
+            values = [decode(item, depth + 1) for item in items[: MAX_ITEMS if more else None]]
+            values += [Other("more items")] * more
+            return values if tag == "l" else tuple(values)
+    if tag == "o" and ":" in body:
+        name, text = body.split(":", 1)
+        if len(name) <= NAME_CAP and len(text) <= TEXT_CAP:
+            return Other(f"an object of type {clean(name, NAME_CAP)}")
+    raise Tampered(f"a value that is not an encoding the child writes ({clean(encoded, 30)!r})")
+
+
+@dataclass(frozen=True)
+class Other:
+    """A returned value of a type the contract never allows; only its (clean, short) description travels."""
+
+    description: str
+
+    def __repr__(self):
+        return f"<{self.description}>"

@@ -1,0 +1,87 @@
+"""Canned bytes of the child's reply channel, and judging them in this process (no sandbox, no subprocess)."""
+
+import functools
+import json
+
+from autograder.course.stages import STAGE_BY_ID
+from autograder.grading import feedback, judge, sandbox
+from autograder.grading.judging import MEMO_POSITIONS
+from autograder.grading.plan import stage_plan
+from autograder.grading.record import Outcome, StageResult
+
+RULES, MEMO = STAGE_BY_ID["01_rules"], STAGE_BY_ID["04_memoization"]
+UNSAFE = "\udc80\ud800\x00\x1b[31m\u202e\r\n\t\x7f\u2028"
+
+
+@functools.cache
+def right_forms(stage_id: str) -> dict[int, str]:
+    """step id -> one right answer's encoding, for every step of the stage's job."""
+    forms = {}
+    for cases in stage_plan(stage_id).expected.values():
+        for step_id, right, _ in cases:
+            forms.setdefault(step_id, min(right))
+    return forms
+
+
+def right_lines(stage_id: str, batches: int = 1) -> list[dict]:
+    """What a child of a perfect submission writes: the import line, batches of replies, done."""
+    forms = right_forms(stage_id)
+    ids = sorted(forms)
+    size = -(-len(ids) // batches)
+    chunks = [ids[start : start + size] for start in range(0, len(ids), size)]
+    return [
+        {"import": "ok"},
+        *({"ids": chunk, "values": [forms[i] for i in chunk], "details": []} for chunk in chunks),
+        {"done": True},
+    ]
+
+
+def right_memo_lines(calls: int = 16168) -> list[dict]:
+    plan = stage_plan(MEMO.id)
+    report = {"memo": True, "ok": True, "value": "i0", "calls": calls, "size": MEMO_POSITIONS}
+    report.update(boards=list(plan.memo_scores), values=list(plan.memo_scores.values()))
+    return [{"import": "ok"}, report, {"again": list(plan.memo_again), "complete": True}, {"done": True}]
+
+
+def encoded(lines: list[dict]) -> bytes:
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+@functools.cache
+def right_bytes(stage_id: str, count: int | None = None, batches: int = 3) -> bytes:
+    return encoded(right_lines(stage_id, batches)[:count])
+
+
+@functools.cache
+def right_memo_bytes(count: int | None = None) -> bytes:
+    return encoded(right_memo_lines()[:count])
+
+
+def ran(reply: bytes, status: str = "exited", returncode: int | None = 0, cpu: float = 0.05) -> sandbox.RunResult:
+    """A run of the child as the sandbox reports it, made here."""
+    return sandbox.RunResult(status, returncode, reply, b"", 0.1, cpu, "")
+
+
+def judged(stage, reply: bytes, memo: sandbox.RunResult | None = None, **run) -> StageResult:
+    if stage is MEMO and memo is None:
+        memo = ran(right_memo_bytes())
+    limits, memo_limits = judge.stage_limits(60), judge.memo_limits(60)
+    return judge.judge_stage(stage, ran(reply, **run), limits, memo, memo_limits if memo else None, 60)
+
+
+def assert_bounded(result: StageResult) -> None:
+    """Every text of the result is short and can be written anywhere (UTF-8, JSON, SQLite)."""
+    assert len(result.message) <= feedback.MESSAGE_CAP_STAGE
+    result.message.encode("utf-8")
+    for test in result.tests:
+        assert len(test.output) <= feedback.OUTPUT_CAP
+        test.output.encode("utf-8")
+        json.dumps(test.output, ensure_ascii=False).encode("utf-8")
+        assert not any(ord(c) < 32 and c != "\n" for c in test.output), test.output
+
+
+def assert_tampered(result: StageResult) -> None:
+    assert result.score == 0 and result.outcome == Outcome.TAMPERED, (result.score, result.outcome, result.message)
+    assert result.message.startswith(feedback.TAMPERED + ": ")
+    assert {test.outcome for test in result.tests} == {Outcome.TAMPERED}
+    assert_bounded(result)

@@ -1,0 +1,100 @@
+"""Is the record of a graded submission written as results.json in one place and read back exactly?
+
+Made in this process from canned replies (tests/replies.py): no sandbox, no subprocess.
+"""
+
+import json
+import sqlite3
+
+from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.grading import sandbox
+from autograder.grading.judging import fail_all
+from autograder.grading.record import GradingParameters, Outcome
+from autograder.outputs import gradesheet
+from autograder.outputs.gradebook import Gradebook
+from autograder.outputs.results import (
+    MAX_NOTE,
+    MAX_NOTES,
+    MAX_TEST_OUTPUT,
+    cleaned,
+    from_json,
+    json_text,
+    submission_result,
+    to_json,
+    ungraded_result,
+)
+from tests.replies import RULES, UNSAFE, encoded, judged, right_lines
+
+ISOLATION = sandbox.Isolation("rlimits", "resource limits only", "none")
+PARAMETERS = GradingParameters("0123abcd", "1.0", 60.0, "rlimits", "none")
+
+
+def a_record(notes=("01_rules: one note", "a note\n\nof two paragraphs")):
+    """ada: 01_rules judged from canned replies with one wrong answer, every other stage not submitted."""
+    lines = right_lines(RULES.id)
+    lines[1]["values"][0] = "sQ"
+    stages = {RULES.id: judged(RULES, encoded(lines))}
+    stages |= {stage.id: fail_all(stage, Outcome.MISSING, "not submitted") for stage in STAGES[1:]}
+    return submission_result("ada", stages, ISOLATION, list(notes), 3.14159, PARAMETERS)
+
+
+def test_results_json_reads_back_to_the_same_record_and_bytes():
+    """Does a results.json read back give the same record, and writing that again the same bytes?"""
+    record = a_record()
+    data = to_json(record)
+    again = from_json(json.loads(json_text(data)))
+    assert again == record
+    assert json_text(to_json(again)) == json_text(data)
+    ungraded = ungraded_result("bob", "the grader failed while grading it: KeyError", ISOLATION, 0.0, PARAMETERS)
+    assert from_json(json.loads(json_text(to_json(ungraded)))) == ungraded
+
+
+def test_results_json_holds_what_gradescope_and_the_course_read():
+    """Are the score, the stage entries, each test's status and outcome, and the notes where results.json keeps them?"""
+    record = a_record()
+    data = to_json(record)
+    assert data["score"] == record.total == data["extra_data"]["total"] and 0 < record.total < RULES.points
+    assert data["execution_time"] == 3.142 and data["extra_data"]["max_total"] == TOTAL_POINTS
+    assert data["extra_data"]["grading"] == PARAMETERS.as_dict()
+    assert data["extra_data"]["stages"]["02_count_games"]["outcome"] == "missing"
+    assert [test["number"] for test in data["tests"]][:2] == ["1.1", "1.2"]
+    failed = [test for test in data["tests"] if test["extra_data"]["stage"] == RULES.id and test["status"] == "failed"]
+    assert failed and {test["extra_data"]["outcome"] for test in failed} == {"failed"}
+    assert data["output"].startswith(
+        "01_rules: one note\n\na note\n\nof two paragraphs\n\nYour code ran under **rlimits**"
+    )
+    assert "ungraded" not in data["extra_data"]
+
+
+def test_what_a_submission_controls_is_capped_when_the_record_is_made():
+    """Are a huge name, too many notes, long notes and long test outputs cut as the record is made?"""
+    record = a_record(notes=["n" * 5000] * 100)
+    assert len(record.output) < (MAX_NOTES + 2) * (MAX_NOTE + 100)
+    assert f"({100 - MAX_NOTES} more notes not shown)" in record.output
+    stages = dict(record.stages)
+    stages[RULES.id].tests[0].output = UNSAFE * 10_000
+    stages[RULES.id].message = UNSAFE * 10_000
+    capped = submission_result(UNSAFE * 1000, stages, ISOLATION, [], 1.0)
+    assert len(capped.stages[RULES.id].tests[0].output) < MAX_TEST_OUTPUT + 100
+    assert len(capped.student) < 600 and "\n" not in capped.student
+    assert "\ud800" not in capped.stages[RULES.id].message
+    assert cleaned(capped) == from_json(json.loads(json_text(to_json(capped))))
+
+
+def test_grades_csv_and_the_gradebook_take_the_record(tmp_path):
+    """Do grades.csv and the gradebook store the record's points and outcomes, and give the record back?"""
+    record = a_record()
+    gradesheet.write_grades(tmp_path / "grades.csv", {"ada": record})
+    row = (tmp_path / "grades.csv").read_text().splitlines()[1].split(",")
+    assert row[0] == "ada" and row[-1] == gradesheet.points(record.total)
+    book = Gradebook(tmp_path / "gradebook.db")
+    run = book.start_run(PARAMETERS, str(tmp_path))
+    book.record(run, "ada", "files", PARAMETERS, record)
+    submission_id, stored = book.stored("ada", "files", PARAMETERS)
+    assert stored == record
+    book.close()
+    db = sqlite3.connect(tmp_path / "gradebook.db")
+    outcomes = dict(db.execute("SELECT stage, outcome FROM stage_scores WHERE submission_id = ?", (submission_id,)))
+    assert outcomes == {stage_id: str(stage.outcome) for stage_id, stage in record.stages.items()}
+    names = [row[0] for row in db.execute("SELECT name FROM test_results WHERE stage = '01_rules' ORDER BY rowid")]
+    assert names == [f"01_rules: {test.name}" for test in record.stages[RULES.id].tests]

@@ -3,11 +3,12 @@
 The main class is graded by the real grader: a perfect student (copies of solutions/), a starter student
 (the untouched assignments/ starters), a mixed one (one bug, one endless loop, one crash at import, one
 exception whose message is HTML) and a student whose name is HTML. Class sizes 0, 1 and 300 are built from
-results_json with hand-made stage results, which is quicker than grading 300 submissions. Last, hostile text
+submission_result with hand-made stage results, which is quicker than grading 300 submissions. Last, hostile text
 (script, image with an event handler, template syntax, a javascript: link) goes into every string of a class's
 results, and the pages must hold no element or attribute that the same pages without it do not.
 """
 
+import dataclasses
 import json
 import re
 import shutil
@@ -25,6 +26,7 @@ from markupsafe import escape  # the pages' own escaping (Jinja2's)
 
 from autograder.course.stages import STAGES, TOTAL_POINTS
 from autograder.grading import grade, judge, sandbox
+from autograder.grading.record import Outcome, StageResult, SubmissionResult, TestResult
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import (
     HIDDEN_NOTE,
@@ -35,7 +37,7 @@ from autograder.outputs.report import (
     report_html,
     write_pages,
 )
-from autograder.outputs.results import results_json, ungraded_json
+from autograder.outputs.results import from_json, submission_result, ungraded_result
 
 HTML_NAME = "eve <script>alert(1)"
 HTML_MESSAGE = "<script>alert(1)</script> & <b>"
@@ -66,7 +68,7 @@ def copy_class(root: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> tuple[Path, dict[str, dict]]:
+def graded(tmp_path_factory) -> tuple[Path, dict[str, SubmissionResult]]:
     """(OUT, results by student) of the small class, graded for real with short limits (the loop ends sooner)."""
     root = tmp_path_factory.mktemp("class")
     copy_class(root / "submissions")
@@ -74,7 +76,7 @@ def graded(tmp_path_factory) -> tuple[Path, dict[str, dict]]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(judge, "stage_limits", lambda stage: sandbox.Limits(cpu_seconds=4, wall_seconds=8))
         assert grade.main([str(root / "submissions"), "--out", str(out), "--quiet"]) == 0
-    results = {path.parent.name: json.loads(path.read_text()) for path in out.glob("*/results.json")}
+    results = {path.parent.name: from_json(json.loads(path.read_text())) for path in out.glob("*/results.json")}
     write_pages(out, results)
     return out, results
 
@@ -104,7 +106,7 @@ def test_every_student_is_linked_to_a_feedback_page_that_exists(graded):
 def test_pass_rates_run_from_most_failed_to_least(graded):
     out, results = graded
     rows = pass_rates(results)
-    assert len(rows) == len(results["perfect"]["tests"])  # one row per test, two stages' "board-unchanged" apart
+    assert len(rows) == len(results["perfect"].tests)  # one row per test, two stages' "board-unchanged" apart
     assert [row.passed for row in rows] == sorted(row.passed for row in rows)
     # The page shows them in that order too.
     shown = [int(passed) for passed in re.findall(r"\((\d+)/4\)</tspan>", section(report_of(out), "tests"))]
@@ -119,7 +121,7 @@ def test_submissions_that_timed_out_or_crashed_are_listed_with_the_reason(graded
     assert "mixed" in flagged and "perfect" not in flagged and "starter" not in flagged
     assert "02_count_games" in flagged and "03_minimax" in flagged
     assert "04_memoization" not in flagged  # an exception is the student's error, not a crash
-    assert results["mixed"]["extra_data"]["stages"]["02_count_games"]["message"] in unescape(flagged)
+    assert results["mixed"].stages["02_count_games"].message in unescape(flagged)
     assert "1 of 4 students" in flagged
 
 
@@ -145,19 +147,15 @@ def test_html_from_a_submission_is_shown_as_text(graded):
 def test_hidden_details_wait_for_show_hidden(graded):
     out, results = graded
     mixed = results["mixed"]
-    hidden = next(
-        t
-        for t in mixed["tests"]
-        if t["visibility"] == "after_published" and t["extra_data"]["check"] == "winner/diagonals"
-    )
-    detail = escape(hidden["output"].splitlines()[0])  # "winner was not right on 133 of 279 boards."
+    hidden = next(t for t in mixed.tests if not t.visible and t.check == "winner/diagonals")
+    detail = escape(hidden.output.splitlines()[0])  # "winner was not right on 133 of 279 boards."
     before = (out / "mixed" / "feedback.html").read_text(encoding="utf-8")
     assert detail not in before and HIDDEN_NOTE in before
-    assert escape(hidden["name"].removeprefix("01_rules: ")) in before  # the name, status and score still show
+    assert escape(hidden.name) in before  # the name, status and score still show
     after = feedback_html(mixed, show_hidden=True)
     assert detail in after
-    visible = next(t for t in mixed["tests"] if t["visibility"] == "visible" and t["status"] == "failed")
-    assert escape(visible["output"].splitlines()[0]) in before
+    visible = next(t for t in mixed.tests if t.visible and t.outcome != Outcome.PASSED)
+    assert escape(visible.output.splitlines()[0]) in before
 
 
 def test_the_pages_need_nothing_from_the_network(graded):
@@ -171,19 +169,19 @@ def test_the_pages_need_nothing_from_the_network(graded):
 # Hand-made classes: sizes, isolation, markdown
 
 
-def fake_result(student: str, seed: int, level: str = "bubblewrap", outcome: str | None = None) -> dict:
-    """A results.json dict: each test passes or fails by seed; outcome (e.g. "timeout") hits stage 02."""
+def fake_result(student: str, seed: int, level: str = "bubblewrap", outcome: str | None = None) -> SubmissionResult:
+    """A record: each test passes or fails by seed; outcome (e.g. "timeout") hits stage 02."""
     stages = {}
     for index, stage in enumerate(STAGES):
         tests = [
-            judge.TestResult(
+            TestResult(
                 stage.id,
                 f"check/{n}",
                 stage.functions[0],
                 f"check number {n}",
                 2,
                 0,
-                "failed",
+                Outcome.FAILED,
                 n < 2,
                 f"wrong on this board:\n\n```\n X | O | 2\n```\n\nTry this: `{student}`",
             )  # fmt: skip
@@ -191,14 +189,14 @@ def fake_result(student: str, seed: int, level: str = "bubblewrap", outcome: str
         ]
         for n, test in enumerate(tests):
             if (seed * 7 + index * 3 + n * 5) % 11 < 7 - n % 3:
-                test.score, test.outcome, test.output = 2, "passed", ""
+                test.score, test.outcome, test.output = 2, Outcome.PASSED, ""
         if outcome and stage.id == "02_count_games":
             for test in tests:
-                test.score, test.outcome, test.output = 0, outcome, "count_games.py stopped: took too long"
+                test.score, test.outcome, test.output = 0, Outcome(outcome), "count_games.py stopped: took too long"
         score = sum(test.score for test in tests)
         worst = "passed" if score == stage.points else outcome if outcome and index == 1 else "failed"
-        stages[stage.id] = judge.StageResult(stage.id, score, stage.points, worst, "", tests)
-    return results_json(student, stages, sandbox.Isolation(level, f"{level} for the test"), [], 1.0)
+        stages[stage.id] = StageResult(stage.id, score, stage.points, Outcome(worst), "", tests)
+    return submission_result(student, stages, sandbox.Isolation(level, f"{level} for the test"), [], 1.0)
 
 
 def test_no_students_still_makes_a_report(tmp_path):
@@ -213,7 +211,7 @@ def test_one_student(tmp_path):
     report = write_pages(tmp_path, {"solo": result})
     page = report.read_text(encoding="utf-8")
     assert 'href="solo/feedback.html"' in page
-    assert f"median {result['score']} / {TOTAL_POINTS}" in page or f"{result['score']} / {TOTAL_POINTS}" in page
+    assert f"{points(result.total)} / {TOTAL_POINTS}" in page  # the median of one student is their total
     assert (tmp_path / "solo" / "feedback.html").exists()
 
 
@@ -226,7 +224,7 @@ def test_three_hundred_students_are_quick_and_all_linked(tmp_path):
     page = report.read_text(encoding="utf-8")
     assert all(f'href="{name}/feedback.html"' in page for name in results)
     assert "6 of 300 students" in section(page, "flagged")
-    median = statistics.median(result["score"] for result in results.values())
+    median = statistics.median(result.total for result in results.values())
     assert f"median {points(median)}" in page
     assert len(list(tmp_path.glob("*/feedback.html"))) == 300
 
@@ -264,7 +262,7 @@ def test_a_submission_that_could_not_be_graded_is_listed_with_its_reason(tmp_pat
     reason = "the grader failed while grading 01_rules: KeyError: '<b>' (judge.py line 1)"
     results = {
         "ada": fake_result("ada", 1),
-        HTML_NAME: ungraded_json(HTML_NAME, reason, sandbox.Isolation("bubblewrap", "for the test")),
+        HTML_NAME: ungraded_result(HTML_NAME, reason, sandbox.Isolation("bubblewrap", "for the test")),
     }
     notes = ["2 regraded: the time limit changed (60 s -> 10 s)", "skipped <notes.txt>: not a submission"]
     page = write_pages(tmp_path, results, notes=notes).read_text(encoding="utf-8")
@@ -300,22 +298,24 @@ HOSTILE = (
     "\n\n<img src=x onerror=alert(4)>\n```\n</code></pre><script>alert(5)</script>\n```\n"
 )
 # Fields whose words the pages branch on: kept as they are in one of the two runs, so that every branch that
-# shows a text (a known stage, a visible test, a timeout) is taken with hostile text in it.
-STRUCTURAL = {"status", "visibility", "outcome", "stage", "check", "level", "output_format"}
+# shows a text (a known stage, a visible test) is taken with hostile text in it. Outcomes are an enum: no text.
+STRUCTURAL = {"stage", "check", "isolation_level"}
 
 
 def poisoned(value, keep_structure: bool, key: str = ""):
     """value with HOSTILE added to every string in it (and to the stages' keys unless keep_structure)."""
+    if isinstance(value, Outcome):
+        return value
     if isinstance(value, str):
         return value if keep_structure and key in STRUCTURAL else value + HOSTILE
     if isinstance(value, list):
         return [poisoned(item, keep_structure, key) for item in value]
     if isinstance(value, dict):
         rename = key == "stages" and not keep_structure
-        return {
-            (name + HOSTILE if rename else name): poisoned(item, keep_structure, "" if key == "stages" else name)
-            for name, item in value.items()
-        }
+        return {(name + HOSTILE if rename else name): poisoned(item, keep_structure) for name, item in value.items()}
+    if dataclasses.is_dataclass(value):
+        fields = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+        return type(value)(**{name: poisoned(item, keep_structure, name) for name, item in fields.items()})
     return value
 
 
@@ -342,16 +342,16 @@ class Parsed(HTMLParser):
         self.text.append(data)
 
 
-def small_class() -> dict[str, dict]:
+def small_class() -> dict[str, SubmissionResult]:
     """A timeout, a crash, weaker isolation, a stage that did not import, notes, and a submission not graded."""
     reason = "the grader failed while grading 01_rules: KeyError"
     results = {
         "ada": fake_result("ada", 1, level="rlimits", outcome="timeout"),
         "grace": fake_result("grace", 2, outcome="crashed"),
-        "linus": ungraded_json("linus", reason, sandbox.Isolation("bubblewrap", "for the test")),
+        "linus": ungraded_result("linus", reason, sandbox.Isolation("bubblewrap", "for the test")),
     }
-    results["ada"]["output"] += "\n\n**bold** notes, `code` and\n- a list"
-    results["ada"]["extra_data"]["stages"]["01_rules"]["message"] = "rules.py could not be imported"
+    results["ada"].output += "\n\n**bold** notes, `code` and\n- a list"
+    results["ada"].stages["01_rules"].message = "rules.py could not be imported"
     return results
 
 

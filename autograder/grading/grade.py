@@ -294,7 +294,7 @@ class Batch:
             result = cleaned(result)
             if store is not None:
                 # Drawn once for this student alone: a result the class report could not draw would stop it.
-                report_html({name: to_json(result)})
+                report_html({name: result})
         except Exception as error:
             result, store = self._ungraded(name, error, "while rendering its results"), None
         if store is not None:
@@ -337,9 +337,8 @@ class Batch:
 
     def _write(self, name: str, result: SubmissionResult) -> None:
         folder = self.out / output_folder(name)
-        data = to_json(result)
-        write_atomically(folder / "results.json", json_text(data))
-        write_atomically(folder / "feedback.html", feedback_html(data, self.show_hidden))
+        write_atomically(folder / "results.json", json_text(to_json(result)))
+        write_atomically(folder / "feedback.html", feedback_html(result, self.show_hidden))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -507,9 +506,7 @@ def _grade_class(args, stop: threading.Event) -> int:
 
     results = batch.results
     gradesheet.write_grades(args.out / "grades.csv", results)
-    report = write_report(
-        args.out, {name: to_json(result) for name, result in results.items()}, [*notes, *regrade_lines]
-    )
+    report = write_report(args.out, results, [*notes, *regrade_lines])
     console.summary(results)
     failed = {name: result.ungraded for name, result in results.items() if result.ungraded}
     console.say(

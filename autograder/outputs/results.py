@@ -217,23 +217,3 @@ def failure_json(error: str, seconds: float) -> dict:
 def json_text(data: dict) -> str:
     """results.json's text, as every results.json is written."""
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-# The dict forms, for callers that still take results.json dicts (the pages).
-
-
-def results_json(
-    student: str,
-    stages: dict[str, StageResult],
-    isolation,
-    notes: list[str],
-    seconds: float,
-    grading: GradingParameters | None = None,
-) -> dict:
-    return to_json(submission_result(student, stages, isolation, notes, seconds, grading))
-
-
-def ungraded_json(
-    student: str, reason: str, isolation, seconds: float = 0.0, grading: GradingParameters | None = None
-) -> dict:
-    return to_json(ungraded_result(student, reason, isolation, seconds, grading))

@@ -13,6 +13,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.grading.record import SubmissionResult
 from autograder.grading.submissions import output_folder
 from autograder.outputs import write_atomically
 from autograder.outputs.gradesheet import points
@@ -55,7 +56,7 @@ def environment() -> Environment:
     return env
 
 
-def report_html(results: dict[str, dict], notes: list[str] | tuple = ()) -> str:
+def report_html(results: dict[str, SubmissionResult], notes: list[str] | tuple = ()) -> str:
     """notes: about the run as a whole (entries that are not submissions, why some were regraded), one line each."""
     report = views.class_report(results, notes)
     return (
@@ -70,19 +71,21 @@ def report_html(results: dict[str, dict], notes: list[str] | tuple = ()) -> str:
     )
 
 
-def feedback_html(result: dict, show_hidden: bool = False) -> str:
+def feedback_html(result: SubmissionResult, show_hidden: bool = False) -> str:
     """One student's page; show_hidden: the outputs of hidden tests too (after the grades are published)."""
     return environment().get_template("feedback.html.j2").render(page=views.feedback_page(result, show_hidden))
 
 
-def write_report(out: Path, results: dict[str, dict], notes: list[str] | tuple = ()) -> Path:
+def write_report(out: Path, results: dict[str, SubmissionResult], notes: list[str] | tuple = ()) -> Path:
     """OUT/report.html; returns its path."""
     report = out / "report.html"
     write_atomically(report, report_html(results, notes))
     return report
 
 
-def write_pages(out: Path, results: dict[str, dict], show_hidden: bool = False, notes: list[str] | tuple = ()) -> Path:
+def write_pages(
+    out: Path, results: dict[str, SubmissionResult], show_hidden: bool = False, notes: list[str] | tuple = ()
+) -> Path:
     """OUT/report.html and OUT/<folder>/feedback.html for every student; returns the report's path."""
     for student, result in results.items():
         write_atomically(out / output_folder(student) / "feedback.html", feedback_html(result, show_hidden))

@@ -1,8 +1,8 @@
-"""What the pages show, as plain records built from the results: the one place that reads a results dict.
+"""What the pages show, as plain records built from the graded submissions: the one place that reads them.
 
-The results are results.json dicts (autograder/outputs/results.py). Everything the templates and the plots
-need is taken out of them here, so the rest of the package reads records, not dicts. Texts stay as they
-came (the templates escape them; outputs and messages are Markdown, rendered by markdown_render).
+The results are the grader's typed records (autograder/grading/record.py). Everything the templates and the
+plots need is taken out of them here, so the templates read only what they show. Texts stay as they came (the
+templates escape them; outputs and messages are Markdown, rendered by markdown_render).
 """
 
 import statistics
@@ -10,17 +10,18 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from autograder.course.stages import STAGE_BY_ID, STAGES, TOTAL_POINTS, Stage
+from autograder.grading.record import Outcome, StageResult, SubmissionResult, TestResult
 from autograder.grading.submissions import output_folder
 from autograder.outputs.gradesheet import points
 
 # The child did not finish, or wrote to the grader's reply channel itself: worth an instructor's look.
-FLAG_OUTCOMES = ("timeout", "crashed", "output-limit", "tampered")
+FLAG_OUTCOMES = (Outcome.TIMEOUT, Outcome.CRASHED, Outcome.OUTPUT_LIMIT, Outcome.TAMPERED)
 OUTCOME_TEXT = {
-    "timeout": "timed out",
-    "crashed": "crashed",
-    "output-limit": "printed too much",
-    "tampered": "tampered with the grader",
-    "ungraded": "not graded",  # the grader failed on the submission: see the report's "Could not be graded"
+    Outcome.TIMEOUT: "timed out",
+    Outcome.CRASHED: "crashed",
+    Outcome.OUTPUT_LIMIT: "printed too much",
+    Outcome.TAMPERED: "tampered with the grader",
+    Outcome.UNGRADED: "not graded",  # the grader failed on the submission: see the report's "Could not be graded"
 }
 HIDDEN_NOTE = "Details are shown after the grades are published."
 FULL_SANDBOX = "bubblewrap"
@@ -159,104 +160,82 @@ class FeedbackPage:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# From the results dicts
+# From the records
 
 
-def _extra(result: dict) -> dict:
-    return result.get("extra_data", {})
-
-
-def _stage_entries(result: dict) -> dict[str, dict]:
-    return _extra(result).get("stages", {})
-
-
-def _total(result: dict) -> float:
-    return _extra(result).get("total", result.get("score", 0))
-
-
-def _ungraded_reason(result: dict) -> str | None:
-    reason = _extra(result).get("ungraded")
-    return None if reason is None else str(reason)
-
-
-def _test_stage(test: dict) -> str:
-    return test.get("extra_data", {}).get("stage", "")
-
-
-def pass_rates(results: dict[str, dict]) -> list[PassRate]:
+def pass_rates(results: dict[str, SubmissionResult]) -> list[PassRate]:
     """Every test of the class with how many students passed it, the most failed first."""
     rows: dict[tuple[str, str], dict] = {}
     order = {stage.id: index for index, stage in enumerate(STAGES)}
     for result in results.values():
-        for number, test in enumerate(result.get("tests", [])):
-            stage = _test_stage(test)
+        for number, test in enumerate(result.tests):
             # The check id is stable across students; the same id can appear in two stages.
-            key = (stage, test.get("extra_data", {}).get("check") or test.get("name", ""))
-            name = str(test.get("name", key[1]))
+            key = (test.stage, test.check or test.name)
             row = rows.setdefault(
                 key,
                 {
-                    "stage": str(stage),
-                    "name": name,
-                    "label": name.removeprefix(f"{stage}: "),
-                    "check": str(key[1]),
-                    "visible": test.get("visibility") == "visible",
+                    "stage": test.stage,
+                    "name": f"{test.stage}: {test.name}",
+                    "label": test.name,
+                    "check": key[1],
+                    "visible": test.visible,
                     "passed": 0,
-                    "position": (order.get(stage, len(order)), number),
+                    "position": (order.get(test.stage, len(order)), number),
                 },
             )
-            row["passed"] += test.get("status") == "passed"
+            row["passed"] += test.outcome == Outcome.PASSED
     return sorted((PassRate(**row) for row in rows.values()), key=lambda row: (row.passed, row.position))
 
 
-def _flags(student: str, result: dict) -> list[Flag]:
+def _flags(student: str, result: SubmissionResult) -> list[Flag]:
     """A flag for each stage whose child timed out, crashed or printed too much, by stage."""
-    found: dict[str, tuple[str, str]] = {}
-    for stage_id, entry in _stage_entries(result).items():
-        if entry.get("outcome") in FLAG_OUTCOMES:
-            found[stage_id] = (entry["outcome"], entry.get("message", ""))
-    for test in result.get("tests", []):
-        stage_id, outcome = _test_stage(test), test.get("extra_data", {}).get("outcome")
-        if outcome in FLAG_OUTCOMES and stage_id not in found:
-            first = next((line for line in (test.get("output") or "").splitlines() if line.strip()), "")
-            found[stage_id] = (outcome, first)
+    found: dict[str, tuple[Outcome, str]] = {}
+    for stage_id, stage in result.stages.items():
+        if stage.outcome in FLAG_OUTCOMES:
+            found[stage_id] = (stage.outcome, stage.message)
+    for test in result.tests:
+        if test.outcome in FLAG_OUTCOMES and test.stage not in found:
+            first = next((line for line in test.output.splitlines() if line.strip()), "")
+            found[test.stage] = (test.outcome, first)
     href = feedback_href(student)
     return [
-        Flag(student, href, str(stage_id), OUTCOME_TEXT.get(outcome, outcome), str(message))
+        Flag(student, href, stage_id, OUTCOME_TEXT[outcome], message)
         for stage_id, (outcome, message) in sorted(found.items())
     ]
 
 
-def _isolation(results: dict[str, dict]) -> Isolation | None:
+def _isolation(results: dict[str, SubmissionResult]) -> Isolation | None:
     levels: dict[str, str] = {}
     for result in results.values():
-        isolation = _extra(result).get("isolation", {})
-        levels.setdefault(str(isolation.get("level", "unknown")), str(isolation.get("detail", "")))
+        levels.setdefault(result.isolation_level, result.isolation_detail)
     if not levels:
         return None
     weak = sorted((level, detail) for level, detail in levels.items() if level != FULL_SANDBOX)
     return Isolation(weak, levels.get(FULL_SANDBOX, ""))
 
 
-def _cell(entry: dict, stage: Stage) -> Cell:
-    mark = entry.get("outcome")
-    return Cell(entry["score"], entry.get("max_score", stage.points), OUTCOME_TEXT.get(mark, ""))
+def _cell(result: SubmissionResult, stage: Stage) -> Cell:
+    entry = result.stages.get(stage.id)
+    if entry is None:
+        return Cell(0, stage.points)
+    return Cell(entry.score, entry.max_score, OUTCOME_TEXT.get(entry.outcome, ""))
 
 
-def class_report(results: dict[str, dict], notes: list[str] | tuple = ()) -> ClassReport:
-    """The class report of these results (student -> results dict), with notes about the run as a whole."""
+def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple = ()) -> ClassReport:
+    """The class report of these results (student -> record), with notes about the run as a whole."""
     students = sorted(results)
-    totals = [_total(results[name]) for name in students]
-    rows = []
-    for name, total in zip(students, totals, strict=True):
-        entries = _stage_entries(results[name])
-        cells = [_cell(entries.get(stage.id, {"score": 0, "max_score": stage.points}), stage) for stage in STAGES]
-        rows.append(StudentRow(name, feedback_href(name), cells, Score(total, TOTAL_POINTS)))
+    totals = [results[name].total for name in students]
+    rows = [
+        StudentRow(
+            name, feedback_href(name), [_cell(results[name], stage) for stage in STAGES], Score(total, TOTAL_POINTS)
+        )
+        for name, total in zip(students, totals, strict=True)
+    ]
     flags = {name: _flags(name, results[name]) for name in students}
     ungraded = [
-        Ungraded(name, feedback_href(name), reason)
+        Ungraded(name, feedback_href(name), results[name].ungraded)
         for name in students
-        if (reason := _ungraded_reason(results[name])) is not None
+        if results[name].ungraded is not None
     ]
     kpis = [
         Kpi(str(len(students)), "students"),
@@ -273,63 +252,50 @@ def class_report(results: dict[str, dict], notes: list[str] | tuple = ()) -> Cla
         ungraded=ungraded,
         notes=[str(note) for note in notes],
         totals=totals,
-        stages=[
-            StageScores(stage, [_stage_entries(results[name]).get(stage.id, {}).get("score", 0) for name in students])
-            for stage in STAGES
-        ],
+        stages=[StageScores(stage, [_cell(results[name], stage).score for name in students]) for stage in STAGES],
         pass_rates=pass_rates(results),
         flags=[flag for found in flags.values() for flag in found],
         flagged_students=sum(bool(found) for found in flags.values()),
     )
 
 
-def _test_view(test: dict, stage_id: str, show_hidden: bool, stage_message: str) -> TestView:
-    hidden = test.get("visibility", "visible") != "visible"
-    output = str(test.get("output") or "")
+def _test_view(test: TestResult, show_hidden: bool, stage_message: str) -> TestView:
+    hidden = not test.visible
+    output = test.output
     if stage_message and output.strip() == stage_message.strip():
         output = ""  # the stage's own message (it did not import, it crashed) is shown once above its tests
     held_back = hidden and not show_hidden and bool(output)
     return TestView(
-        name=str(test.get("name", "")).removeprefix(f"{stage_id}: "),
-        passed=test.get("status") == "passed",
+        name=test.name,
+        passed=test.outcome == Outcome.PASSED,
         hidden=hidden,
         held_back=held_back,
         output="" if held_back or not output.strip() else output,
-        score=Score(test.get("score", 0), test.get("max_score", 0)),
+        score=Score(test.score, test.points),
     )
 
 
-def feedback_page(result: dict, show_hidden: bool = False) -> FeedbackPage:
-    """One student's page; show_hidden: the outputs of hidden tests too (after the grades are published)."""
-    extra = _extra(result)
-    entries = _stage_entries(result)
-    tests_by_stage: dict[str, list[dict]] = {}
-    for test in result.get("tests", []):
-        tests_by_stage.setdefault(_test_stage(test), []).append(test)
-    ids = [stage.id for stage in STAGES if stage.id in entries or stage.id in tests_by_stage]
-    ids += [stage_id for stage_id in entries if stage_id not in ids]
+def _section(stage_id: str, entry: StageResult, show_hidden: bool) -> StageSection:
+    stage = STAGE_BY_ID.get(stage_id)
+    score = Score(entry.score, entry.max_score)
+    return StageSection(
+        id=stage_id,
+        title=f"{stage_id} · {stage.title}" if stage else stage_id,
+        score=score,
+        outcome=OUTCOME_TEXT.get(entry.outcome, ""),
+        message=entry.message,
+        tests=[_test_view(test, show_hidden, entry.message) for test in entry.tests],
+        hints=stage.hints if stage and score.score < score.max_score else (),
+    )
 
-    sections = []
-    for stage_id in ids:
-        entry = entries.get(stage_id, {"score": 0, "max_score": 0})
-        stage = STAGE_BY_ID.get(stage_id)
-        score = Score(entry["score"], entry["max_score"])
-        message = str(entry.get("message") or "")
-        sections.append(
-            StageSection(
-                id=str(stage_id),
-                title=f"{stage_id} · {stage.title}" if stage else str(stage_id),
-                score=score,
-                outcome=OUTCOME_TEXT.get(entry.get("outcome", ""), ""),
-                message=message,
-                tests=[_test_view(test, stage_id, show_hidden, message) for test in tests_by_stage.get(stage_id, [])],
-                hints=stage.hints if stage and score.score < score.max_score else (),
-            )
-        )
-    notes = str(result.get("output") or "")
+
+def feedback_page(result: SubmissionResult, show_hidden: bool = False) -> FeedbackPage:
+    """One student's page; show_hidden: the outputs of hidden tests too (after the grades are published)."""
+    ids = [stage.id for stage in STAGES if stage.id in result.stages]
+    ids += [stage_id for stage_id in result.stages if stage_id not in ids]
     return FeedbackPage(
-        student=str(extra.get("student", "student")),
-        total=Score(_total(result), extra.get("max_total", TOTAL_POINTS)),
-        notes=notes if notes.strip() else "",
-        stages=sections,
+        student=result.student,
+        total=Score(result.total, result.max_total),
+        notes=result.output if result.output.strip() else "",
+        stages=[_section(stage_id, result.stages[stage_id], show_hidden) for stage_id in ids],
     )

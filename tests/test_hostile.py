@@ -21,6 +21,8 @@ from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
 from autograder.grading import sandbox
 from tests.classes import grade, perfect, read_grades, reference, write_student
 
+pytestmark = pytest.mark.slow  # a class of attackers graded twice, under bubblewrap and under the fallback
+
 HOSTILE = Path(__file__).parent / "hostile"
 ATTACKS = sorted(path.stem for path in HOSTILE.glob("*.py"))
 RULES, SQUARE = STAGE_BY_ID["01_rules"], STAGE_BY_ID["05_winning_square"]

@@ -28,6 +28,7 @@ def autograde_check(root: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
 
 
+@pytest.mark.slow
 def test_starters_pass_nothing_and_say_what_to_write(tmp_path):
     """Do the starters pass no visible test, with the first thing to fix naming the function to write?"""
     reports = check.check(working_copy(tmp_path, solved=False))
@@ -38,6 +39,7 @@ def test_starters_pass_nothing_and_say_what_to_write(tmp_path):
         assert "\n" not in report.first_problem
 
 
+@pytest.mark.slow
 def test_solutions_pass_everything_and_exit_zero(tmp_path):
     """Does a working copy holding the reference solutions pass every stage, and the command exit 0?"""
     root = working_copy(tmp_path, solved=True)
@@ -48,6 +50,7 @@ def test_solutions_pass_everything_and_exit_zero(tmp_path):
     assert "All visible tests pass" in result.stdout
 
 
+@pytest.mark.slow
 def test_one_broken_stage_is_the_only_one_reported(tmp_path):
     """Is a wrong answer in one stage reported there, with the visible test's one-line message, and exit 1?"""
     root = working_copy(tmp_path, solved=True)
@@ -64,6 +67,7 @@ def test_one_broken_stage_is_the_only_one_reported(tmp_path):
     assert "01_rules" in result.stdout and "winner(board) returned None" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_module_that_does_not_import_is_one_line(tmp_path):
     """Does a syntax error or a missing module show as the conftest's one-line hint, with no test count?"""
     root = working_copy(tmp_path, solved=True)

@@ -99,6 +99,7 @@ def test_bundle_layout(bundle, tmp_path):
     assert again.read_bytes() == bundle.read_bytes(), "the bundle should be the same bytes for the same sources"
 
 
+@pytest.mark.slow
 def test_reference_gets_full_marks(bundle, tmp_path):
     """Do the reference solutions, in stage folders, score every point, graded by the bundle's own grader?"""
     files = {f"{stage.id}/{stage.filename}": reference(stage) for stage in STAGES}
@@ -110,6 +111,7 @@ def test_reference_gets_full_marks(bundle, tmp_path):
     assert sum(test["max_score"] for test in results["tests"]) == TOTAL_POINTS
 
 
+@pytest.mark.slow
 def test_starters_get_nothing(bundle, tmp_path):
     """Do the starters, uploaded flat (Gradescope's usual layout), score 0 with every test failed?"""
     results, done = grade(bundle, tmp_path, {stage.filename: build.starter(stage) for stage in STAGES})
@@ -120,6 +122,7 @@ def test_starters_get_nothing(bundle, tmp_path):
     assert "missing" not in outcomes, "every starter was found, so no stage should be missing"
 
 
+@pytest.mark.slow
 def test_buggy_submission_scores_in_between_under_the_fallback(bundle, tmp_path):
     """Does one bug cost points in its stage only, also where namespaces are forbidden (rlimits fallback)?"""
     files = {stage.filename: reference(stage) for stage in STAGES}

@@ -21,6 +21,8 @@ from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
 from autograder.grading import sandbox
 from tests.classes import grade, perfect, read_grades, reference, write_student
 
+pytestmark = pytest.mark.slow  # a class of attackers graded twice, under bubblewrap and under the fallback
+
 HOSTILE = Path(__file__).parent / "hostile"
 ATTACKS = sorted(path.stem for path in HOSTILE.glob("*.py"))
 RULES, SQUARE = STAGE_BY_ID["01_rules"], STAGE_BY_ID["05_winning_square"]
@@ -189,15 +191,45 @@ def test_fallback_contains_resource_attacks(tmp_path_factory):
     assert no_survivors()
 
 
-@pytest.mark.parametrize("attack", ["read_solution", "read_other_student"])
-def test_the_reading_attacks_work_without_a_sandbox(tmp_path, attack):
-    """Control: run unsandboxed, would these attacks have found the answers? (So containing them means something.)"""
-    make_class(tmp_path / "class", 0, [attack])  # the class's honest student is the classmate read_other_student copies
-    student = tmp_path / "class" / f"hostile_{attack}"
-    probe = "import rules; print(rules.winner(list('XXXOO    ')), rules.to_move(list('XXXOO    ')))"
-    result = subprocess.run([sys.executable, "-c", probe], cwd=student, capture_output=True, text=True, timeout=120)
+def test_the_reading_attacks_found_nothing_in_the_sandbox(bubblewrap_class):
+    """Did the reading attacks run, look, and find neither the classmate beside them nor the reference solutions?"""
+    root, _, _, _ = bubblewrap_class
+    for attack, says in [("read_other_student", "no other student's work within reach"),
+                         ("read_solution", "no reference solution within reach")]:  # fmt: skip
+        results = json.loads((root / "out" / f"hostile_{attack}" / "results.json").read_text())
+        outputs = [t["output"] for t in results["tests"] if t["extra_data"]["stage"] == RULES.id]
+        assert any(says in output for output in outputs), (attack, outputs)
+
+
+PROBE = "import rules; print(rules.winner(list('XXXOO    ')), rules.to_move(list('XXXOO    ')))"
+
+
+def run_unsandboxed(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """The probe importing folder's rules.py, in a plain process whose command line ends with args."""
+    command = [sys.executable, "-c", PROBE, *args]
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=120)
+
+
+def test_read_solution_works_without_a_sandbox(tmp_path):
+    """Control: run unsandboxed, does read_solution find the reference answers? (So containing it means something.)"""
+    make_class(tmp_path / "class", 0, ["read_solution"])
+    result = run_unsandboxed(tmp_path / "class" / "hostile_read_solution")
     assert result.stdout.split() == ["X", "O"], result.stderr[-500:]
-    if attack == "read_other_student":  # it found the classmate built above, not some rules.py elsewhere on the machine
-        shutil.rmtree(tmp_path / "class" / "honest")
-        result = subprocess.run([sys.executable, "-c", probe], cwd=student, capture_output=True, text=True, timeout=120)
-        assert "no other student's work within reach" in result.stderr, result.stdout
+
+
+def test_read_other_student_reads_the_classmate_without_a_sandbox(tmp_path):
+    """Control: unsandboxed, does read_other_student copy the classmate the test built (honest), both from inside
+    the class and from a folder of its own under a grader's command line, and find nothing once honest is gone?"""
+    make_class(tmp_path / "class", 0, ["read_other_student"])
+    in_class = tmp_path / "class" / "hostile_read_other_student"
+    alone = tmp_path / "runs" / "run-1"  # where a grader without a sandbox would put its copy: outside the class
+    alone.mkdir(parents=True)
+    shutil.copy(in_class / "rules.py", alone / "rules.py")
+    grader_line = ("autograde", "grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"))
+    for folder, args in [(in_class, ()), (alone, grader_line)]:
+        result = run_unsandboxed(folder, *args)
+        assert result.stdout.split() == ["X", "O"], (folder, result.stderr[-500:])
+    shutil.rmtree(tmp_path / "class" / "honest")  # so what it found was the classmate, not a rules.py elsewhere
+    for folder, args in [(in_class, ()), (alone, grader_line)]:
+        result = run_unsandboxed(folder, *args)
+        assert "no other student's work within reach" in result.stderr, (folder, result.stdout)

@@ -5,6 +5,7 @@ a correct but slow plain search whose stage takes about half of its CPU time lim
 """
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ VARIANTS = Path(__file__).parent / "variants"
 FIXTURES = Path(__file__).parent / "fixtures" / "load"
 SLOW = "03_minimax"  # plain minimax: the search that costs the most CPU per call
 FAST = ("01_rules", "04_memoization", "05_winning_square")
+CORRECT, SLOW_STUDENTS = 4, 3  # more slow students than cores, so that slow stages run side by side under --jobs 4
 
 
 def variant(stage_id: str, name: str) -> str:
@@ -27,8 +29,8 @@ def variant(stage_id: str, name: str) -> str:
 
 
 def make_class(folder: Path) -> None:
-    """About 20 students: correct (fast stages), buggy (known-wrong variants) and slow (plain minimax)."""
-    for n in range(7):
+    """15 students: correct (fast stages), buggy (each known-wrong variant once) and slow (plain minimax)."""
+    for n in range(CORRECT):
         write_student(folder / f"correct_{n:02}", {s: reference(s) for s in FAST}, nested=n % 2 == 0)
     wrong = [
         ("01_rules", "wrong_missing_diagonal"),
@@ -42,7 +44,7 @@ def make_class(folder: Path) -> None:
     ]
     for n, (stage_id, name) in enumerate(wrong):
         write_student(folder / f"buggy_{n:02}", {"01_rules": reference("01_rules"), stage_id: variant(stage_id, name)})
-    for n in range(5):
+    for n in range(SLOW_STUDENTS):
         write_student(folder / f"slow_{n:02}", {"01_rules": reference("01_rules"), SLOW: reference(SLOW)})
 
 
@@ -78,36 +80,39 @@ def slowest_stage_cpu(out: Path) -> float:
 
 @pytest.fixture(scope="module")
 def load_class(tmp_path_factory):
+    """The class, a time limit fitted to this machine, and the class graded once idle with --jobs 1."""
     root = tmp_path_factory.mktemp("load")
     make_class(root / "class")
-    # Calibrate once, on this machine: a limit twice what the slowest stage needs when idle, so the slow search
-    # takes about half of it and nothing else comes near.
-    calibration = root / "calibrate"
-    result = grade(root / "class", calibration, "--time-limit", "60", "--jobs", "1")
+    # Calibrate once, on this machine: a limit twice what the plain search needs when idle, so the slow students'
+    # stage takes about half of it and nothing else comes near. One slow student is enough to measure it.
+    write_student(root / "calibration-class" / "slow", {SLOW: reference(SLOW)})
+    result = grade(root / "calibration-class", root / "calibration", "--time-limit", "60", "--jobs", "1")
     assert result.returncode == 0, result.stderr[-3000:]
-    limit = max(1.0, round(2 * slowest_stage_cpu(calibration), 1))
+    limit = max(1.0, round(2 * slowest_stage_cpu(root / "calibration"), 1))
+    graded(root / "class", root / "jobs1", limit, 1)
     return root, limit
 
 
 def test_the_same_grades_idle_with_jobs_1_and_4_and_under_load(load_class):
     """Do --jobs 1, --jobs 4 and a machine with both cores busy give byte-identical grades.csv files?"""
     root, limit = load_class
-    alone = graded(root / "class", root / "jobs1", limit, 1)
+    alone = (root / "jobs1" / "grades.csv").read_bytes()
     wide = graded(root / "class", root / "jobs4", limit, 4)
     with Busy():
         loaded = graded(root / "class", root / "busy", limit, 2)
     assert alone == wide == loaded
     grades = read_grades(root / "jobs1")
-    assert all(grades[f"slow_{n:02}"][SLOW] == str(STAGE_BY_ID[SLOW].points) for n in range(5)), grades
+    assert all(grades[f"slow_{n:02}"][SLOW] == str(STAGE_BY_ID[SLOW].points) for n in range(SLOW_STUDENTS)), grades
     full = str(sum(STAGE_BY_ID[s].points for s in FAST))
-    assert all(grades[f"correct_{n:02}"]["total"] == full for n in range(7)), grades
+    assert all(grades[f"correct_{n:02}"]["total"] == full for n in range(CORRECT)), grades
 
 
 def test_a_rerun_with_another_limit_and_back_gives_the_first_grades(load_class):
     """After a run with a limit too tight for the slow search, does going back regrade rather than reuse it?"""
     root, limit = load_class
     out = root / "rerun"
-    first = graded(root / "class", out, limit, 2)
+    shutil.copytree(root / "jobs1", out)  # the first run: the class graded at the fitted limit
+    first = (out / "grades.csv").read_bytes()
     tight = grade(root / "class", out, "--time-limit", f"{limit / 8:g}", "--jobs", "2")
     assert tight.returncode == 0, tight.stderr[-3000:]
     assert "time limit changed" in (out / "report.html").read_text(), "the report says why the class was regraded"

@@ -9,6 +9,7 @@ import importlib.util
 import io
 import json
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -80,9 +81,15 @@ def shown_board(text):
     return [" " if cell.isdigit() else cell for row in rows for cell in row]
 
 
+def as_in_a_terminal():
+    """Ctrl-C as a terminal delivers it, even when the suite was started with SIGINT ignored (`make test &`)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def spawn(*args):
+    command = ["-m", "autograder", "play", *args]
     child = pexpect.spawn(
-        sys.executable, ["-m", "autograder", "play", *args], cwd=str(ROOT), encoding="utf-8", timeout=15
+        sys.executable, command, cwd=str(ROOT), encoding="utf-8", timeout=15, preexec_fn=as_in_a_terminal
     )
     child.logfile_read = io.StringIO()  # everything the player saw, to check for tracebacks at the end
     return child

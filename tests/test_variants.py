@@ -38,6 +38,7 @@ def test_every_stage_has_variants_that_say_what_they_are(stage):
             assert f"def {function}(" in path.read_text(), f"{path.name} has no {function}: not a complete module"
 
 
+@pytest.mark.slow
 def test_verify_passes_on_the_whole_course():
     """Does `python -m autograder verify` find every reference, starter and variant graded as expected?"""
     result = subprocess.run(

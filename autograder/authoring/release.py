@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.authoring import build
+from autograder.authoring.markers import solution_body
 from autograder.course.stages import ROOT, STAGES
 
 # Solution lines with fewer non-blank characters than this are idioms the hints teach on purpose
@@ -145,14 +146,9 @@ def solution_lines() -> list[Secret]:
         given.update(_normalise(line) for line in build.starter(stage).splitlines())
     secrets: dict[str, Secret] = {}
     for stage in STAGES:
-        inside = False
-        for number, line in enumerate(stage.solution_path.read_text().splitlines(), start=1):
-            text = line.strip()
-            if text in (build.BEGIN, build.END):
-                inside = text == build.BEGIN
-                continue
-            text = _normalise(text)
-            if inside and _weight(text) >= MIN_LEAK_CHARS and text not in given and text not in secrets:
+        for number, line in solution_body(stage.solution_path.read_text()):
+            text = _normalise(line)
+            if _weight(text) >= MIN_LEAK_CHARS and text not in given and text not in secrets:
                 where = f"{stage.solution_path.relative_to(ROOT)}:{number}"
                 secrets[text] = Secret(text, f"line {where} of a reference solution")
     return list(secrets.values())

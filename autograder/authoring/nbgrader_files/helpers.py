@@ -63,7 +63,8 @@ def _right(value, answers):
 
 
 def _text(function, args):
-    return f"{function.__name__}({', '.join(_repr(arg) for arg in args)})"
+    """The call as messages name it; the board itself is drawn below the message, as the grader's feedback does."""
+    return f"{function.__name__}(board{''.join(', ' + _repr(arg) for arg in args[1:])})"
 
 
 def _call(function, args):

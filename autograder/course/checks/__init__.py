@@ -36,8 +36,8 @@ class Check:
     notebook_sample: int | None = None
 
     def notebook_cases(self) -> list[Case]:
-        """The cases a notebook's test cell asks: all of them, or a fixed sample that keeps the first one
-        (the empty board, where a check has it) and the checks' order."""
+        """The cases a notebook's test cell asks: all of them, or a fixed sample in the check's own order that
+        keeps the first case (the empty board, in the checks that have it)."""
         if self.notebook_sample is None or len(self.cases) <= self.notebook_sample:
             return list(self.cases)
         chosen = random.Random(f"notebook {self.id}").sample(range(1, len(self.cases)), self.notebook_sample - 1)

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from autograder.authoring.build import solution_code  # noqa: E402
+from autograder.authoring.markers import solution_code  # noqa: E402
 from autograder.course.oracle import load_reference  # noqa: E402
 from autograder.course.stages import STAGE_BY_ID, STAGES  # noqa: E402
 from autograder.grading import judge, sandbox  # noqa: E402

@@ -7,7 +7,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from autograder.authoring.build import solution_code
+from autograder.authoring.markers import solution_code
 from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
 
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from autograder.authoring import build
+from autograder.authoring import build, markers
 from autograder.course.stages import ROOT, STAGES
 
 
@@ -39,10 +39,10 @@ def test_starter_keeps_everything_but_the_solution():
     for stage in STAGES:
         solution = stage.solution_path.read_text()
         starter = build.starter(stage)
-        assert build.BEGIN not in starter and build.END not in starter
+        assert markers.BEGIN not in starter and markers.END not in starter
         for name in stage.functions:
             assert f"def {name}(" in starter, f"{stage.id}: starter lost {name}"
-        assert starter.count("raise NotImplementedError()") == solution.count(build.BEGIN)
+        assert starter.count("raise NotImplementedError()") == solution.count(markers.BEGIN)
         if stage is not STAGES[0]:
             assert "def winner(board):" in starter and "LINES = [" in starter
 
@@ -59,13 +59,14 @@ def test_starter_keeps_everything_but_the_solution():
 )
 def test_bad_markers_are_loud(source, complaint):
     """Is a missing, nested, unbalanced or inline marker an error that names the problem?"""
-    with pytest.raises(build.MarkerError, match=complaint):
-        build.strip_solutions(source, "x.py")
+    with pytest.raises(markers.MarkerError, match=complaint):
+        markers.strip_solutions(source, "x.py")
 
 
 def test_stripping_keeps_indentation():
     source = "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n"
-    assert build.strip_solutions(source, "x.py") == "def f():\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+    stripped = "def f():\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+    assert markers.strip_solutions(source, "x.py") == stripped
 
 
 def test_helper_drift_is_reported(monkeypatch, tmp_path):

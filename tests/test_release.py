@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.authoring import build, release
+from autograder.authoring import build, markers, release
 from autograder.course.checks import stage_checks
 from autograder.course.stages import ROOT, STAGES
 
@@ -41,7 +41,7 @@ def test_the_release_holds_the_student_files_and_no_grader(released):
     for path in released.rglob("*"):
         if path.is_file():
             text = path.read_text()
-            assert build.BEGIN not in text and build.END not in text, path
+            assert markers.BEGIN not in text and markers.END not in text, path
 
 
 def test_the_instructions_name_commands_the_release_has(released):
@@ -63,7 +63,8 @@ def test_the_visible_tests_run_in_the_release(released, tmp_path):
     copy = tmp_path / "solved"
     subprocess.run(["cp", "-r", str(released), str(copy)], check=True)
     stage = STAGES[0]
-    (copy / "assignments" / stage.id / stage.filename).write_text(build.solution_code(stage.solution_path.read_text()))
+    solved_code = markers.solution_code(stage.solution_path.read_text())
+    (copy / "assignments" / stage.id / stage.filename).write_text(solved_code)
     solved = subprocess.run(command, cwd=copy, capture_output=True, text=True, env=env)
     assert solved.returncode == 0, solved.stdout
     checked = subprocess.run([sys.executable, "check.py", "rules"], cwd=copy, capture_output=True, text=True, env=env)

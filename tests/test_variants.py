@@ -1,12 +1,16 @@
-"""Do the hidden checks tell right from wrong? `autograde verify` over the library of student variants."""
+"""Do the hidden checks tell right from wrong, in the grader and in the notebooks? The library of student variants."""
 
 import ast
-import subprocess
-import sys
+import contextlib
+import io
+import json
 
 import pytest
 
-from autograder.authoring import verify
+from autograder.authoring import notebooks, verify
+from autograder.authoring.markers import solution_code
+from autograder.authoring.notebook_tests import cell_id
+from autograder.course.checks import stage_checks
 from autograder.course.stages import ROOT, STAGES
 
 VARIANTS = ROOT / "tests" / "variants"
@@ -38,14 +42,62 @@ def test_every_stage_has_variants_that_say_what_they_are(stage):
             assert f"def {function}(" in path.read_text(), f"{path.name} has no {function}: not a complete module"
 
 
+@pytest.fixture(scope="module")
+def graded_course():
+    """Every reference, starter and variant graded once by the real judge in the sandbox, as `verify` grades them."""
+    return verify.grade_course(jobs=2)
+
+
 @pytest.mark.slow
-def test_verify_passes_on_the_whole_course():
-    """Does `python -m autograder verify` find every reference, starter and variant graded as expected?"""
-    result = subprocess.run(
-        [sys.executable, "-m", "autograder", "verify"], cwd=ROOT, capture_output=True, text=True, timeout=600
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert "SURPRISE" not in result.stdout
+def test_verify_finds_every_row_of_the_course_as_expected(graded_course):
+    """References full, starters zero, ok_ variants full, every wrong_ variant short of full marks."""
+    surprises = [
+        f"{row[1].id} {row[0]}: {problem}" for row, result in graded_course if (problem := verify.verdict(row, result))
+    ]
+    assert not surprises, "\n".join(surprises)
+    assert len(graded_course) == len(verify.expectations()) > 2 * len(STAGES)
+
+
+def notebook_points(stage, code: str) -> dict[str, int]:
+    """cell id -> the points the notebook's test cells give code, run in order in one namespace, as a kernel would:
+    the code, the helpers cell, then every test cell, a cell earning its points when it raises nothing."""
+    cells = json.loads(notebooks.notebook_path(stage).read_text())["cells"]
+    by_id = {cell["id"]: "".join(cell["source"]) for cell in cells}
+    namespace: dict = {"__name__": "__main__"}
+    points = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(code, namespace)
+        exec(by_id["helpers"], namespace)
+        for cell in cells:
+            meta = cell["metadata"]["nbgrader"]
+            if meta["grade"]:
+                try:
+                    exec(by_id[cell["id"]], namespace)
+                    points[cell["id"]] = meta["points"]
+                except Exception:
+                    points[cell["id"]] = 0
+    return points
+
+
+@pytest.mark.slow
+def test_the_notebook_cells_give_every_row_the_graders_points_check_by_check(graded_course):
+    """The known-wrong variants guard both channels: the same points per check from the notebook's test cells
+    (tests/test_notebooks.py proves the cells with real `nbgrader autograde` on a few rows) and from the grader."""
+    differences = []
+    for (name, stage, path, want), result in graded_course:
+        code = solution_code(path.read_text()) if name == "reference" else path.read_text()
+        cells = notebook_points(stage, code)
+        scores = {test.check: test.score for test in result.tests}
+        grader = {cell_id(check): scores[check.id] for check in stage_checks(stage.id)}
+        differences += [
+            f"{stage.id} {name} {cell}: notebook {cells[cell]}, grader {grader[cell]:g}"
+            for cell in grader
+            if cells[cell] != grader[cell]
+        ]
+        total = sum(cells.values())
+        expected = {"full": total == stage.points, "zero": total == 0, "less": total < stage.points}[want]
+        assert expected, f"{stage.id} {name}: {total} of {stage.points} in the notebook, expected {want} marks"
+    assert not differences, "\n".join(differences)
 
 
 def test_verify_catches_a_variant_that_is_not_wrong(tmp_path, monkeypatch, capsys):

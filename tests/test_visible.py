@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.authoring.build import solution_code
+from autograder.authoring.markers import solution_code
 from autograder.course.stages import ASSIGNMENTS, ROOT, STAGE_BY_ID, STAGES
 
 # Each stage's visible tests must be more than a token: at least this many per stage.

@@ -10,49 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from autograder.authoring import notebooks
+from autograder.authoring.markers import MarkerError, solution_code, strip_solutions
 from autograder.course.stages import ROOT, STAGES, Stage
 
-BEGIN = "### BEGIN SOLUTION"
-END = "### END SOLUTION"
-# The same replacement nbgrader puts in a released notebook, so .py and notebook starters read alike.
-PROMPT = ("# YOUR CODE HERE", "raise NotImplementedError()")
 SHARED_HELPERS = ("LINES", "winner", "to_move")
-
-
-class MarkerError(ValueError):
-    """A solution file whose solution markers are missing, nested or unbalanced."""
-
-
-def strip_solutions(source: str, where: str) -> str:
-    """Replace every solution region of source by nbgrader's prompt, keeping its indentation."""
-    out: list[str] = []
-    begin_line = None
-    for number, line in enumerate(source.splitlines(keepends=True), start=1):
-        text = line.strip()
-        if text == BEGIN:
-            if begin_line is not None:
-                raise MarkerError(f"{where}:{number}: {BEGIN} inside the region opened at line {begin_line}")
-            begin_line = number
-            indent = line[: len(line) - len(line.lstrip())]
-            out.extend(f"{indent}{prompt}\n" for prompt in PROMPT)
-        elif text == END:
-            if begin_line is None:
-                raise MarkerError(f"{where}:{number}: {END} without a {BEGIN} before it")
-            begin_line = None
-        elif BEGIN in line or END in line:
-            raise MarkerError(f"{where}:{number}: a solution marker must stand alone on its line")
-        elif begin_line is None:
-            out.append(line)
-    if begin_line is not None:
-        raise MarkerError(f"{where}:{begin_line}: {BEGIN} is never closed by {END}")
-    if not any(line.strip() == BEGIN for line in source.splitlines()):
-        raise MarkerError(f"{where}: no {BEGIN} region; a starter would give the whole answer away")
-    return "".join(out)
-
-
-def solution_code(source: str) -> str:
-    """The complete module of a reference solution, with the marker lines removed."""
-    return "".join(line for line in source.splitlines(keepends=True) if line.strip() not in (BEGIN, END))
 
 
 def _definitions(source: str) -> dict[str, str]:

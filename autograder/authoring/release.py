@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.authoring import build
+from autograder.authoring.markers import solution_body
 from autograder.course.stages import ROOT, STAGES
 
 # Solution lines with fewer non-blank characters than this are idioms the hints teach on purpose
@@ -37,50 +38,9 @@ BOARD_LIST = re.compile(r"[\[(]" + ",".join([_SQUARE] * 9) + r",?\s*[\])]")
 EXHAUSTIVE_TITLE = re.compile(r"\bon every\b[^()]*\bboards?\b")
 ONE_SQUARE = re.compile(r"""["']([XO ])["']""")
 
-STUDENT_README = """\
-# Tic-tac-toe, minimax and memoization
-
-Seven short assignments, from the rules of tic-tac-toe to a perfect player. Work them in order: each
-stage folder in `assignments/` has a README (what to write), the module you complete and its tests.
-
-## Set up once
-
-```sh
-python3 -m venv .venv && . .venv/bin/activate    # Python 3.11 or newer
-pip install -r requirements.txt
-```
-
-## Work a stage
-
-1. Read `assignments/<stage>/README.md`.
-2. Replace each `raise NotImplementedError()` in `assignments/<stage>/<module>.py` with your code. Keep the
-   function names and the file name: the tests and the grader look for them.
-3. Run that stage's tests, for example `pytest assignments/01_rules`, until they pass.
-4. `python check.py` runs the tests of every stage and shows, per stage, how many pass and the first thing to
-   fix; `python check.py 3` (or `minimax`, or `03_minimax`) checks one stage.
-
-The grader runs these tests and hidden ones on many more boards, so a stage that passes here can still lose
-points: make your functions right for every board, not only for the examples.
-
-## The stages
-
-| stage | title | points |
-|---|---|---|
-{stages}
-"""
-
-REQUIREMENTS = """\
-# The visible tests need pytest; check.py uses rich for its table when it is installed.
-pytest>=8,<10
-rich>=13,<16
-"""
-
-PYPROJECT = """\
-# pytest settings for the visible tests; `pytest` here runs every stage, `pytest assignments/01_rules` one.
-[tool.pytest.ini_options]
-testpaths = ["assignments"]
-addopts = "-p no:cacheprovider"
-"""
+# The release's own files, kept as the files they become: README.md is a template whose {stages} line becomes
+# the table of stages.
+RELEASE_FILES = Path(__file__).parent / "release_files"
 
 
 @dataclass(frozen=True)
@@ -94,7 +54,7 @@ def student_readme() -> str:
         f"| `{stage.id}` | {stage.title}{' ' + '★' * stage.stars if stage.stars else ''} | {stage.points} |"
         for stage in STAGES
     )
-    return STUDENT_README.replace("{stages}", rows)
+    return (RELEASE_FILES / "README.md").read_text().replace("{stages}", rows)
 
 
 def released_files() -> dict[str, bytes]:
@@ -116,8 +76,8 @@ def released_files() -> dict[str, bytes]:
         # Fresh from the solution, never the working copy: an instructor may have filled in a starter to try it.
         files[stage.starter_path.relative_to(ROOT).as_posix()] = build.starter(stage).encode()
     files["README.md"] = student_readme().encode()
-    files["requirements.txt"] = REQUIREMENTS.encode()
-    files["pyproject.toml"] = PYPROJECT.encode()
+    files["requirements.txt"] = (RELEASE_FILES / "requirements.txt").read_bytes()
+    files["pyproject.toml"] = (RELEASE_FILES / "pyproject.toml").read_bytes()
     files["check.py"] = (Path(__file__).parents[1] / "practice" / "check.py").read_bytes()
     return files
 
@@ -145,14 +105,9 @@ def solution_lines() -> list[Secret]:
         given.update(_normalise(line) for line in build.starter(stage).splitlines())
     secrets: dict[str, Secret] = {}
     for stage in STAGES:
-        inside = False
-        for number, line in enumerate(stage.solution_path.read_text().splitlines(), start=1):
-            text = line.strip()
-            if text in (build.BEGIN, build.END):
-                inside = text == build.BEGIN
-                continue
-            text = _normalise(text)
-            if inside and _weight(text) >= MIN_LEAK_CHARS and text not in given and text not in secrets:
+        for number, line in solution_body(stage.solution_path.read_text()):
+            text = _normalise(line)
+            if _weight(text) >= MIN_LEAK_CHARS and text not in given and text not in secrets:
                 where = f"{stage.solution_path.relative_to(ROOT)}:{number}"
                 secrets[text] = Secret(text, f"line {where} of a reference solution")
     return list(secrets.values())

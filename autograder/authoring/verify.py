@@ -14,11 +14,13 @@ from pathlib import Path
 from autograder.course.stages import ROOT, STAGES, Stage
 from autograder.grading import sandbox
 from autograder.grading.judge import grade_stage
+from autograder.grading.record import Outcome, StageResult
 
 VARIANTS = ROOT / "tests" / "variants"
+Row = tuple[str, Stage, Path, str]  # (label, stage, module file, what it must earn: "full", "zero" or "less")
 
 
-def expectations() -> list[tuple[str, Stage, Path, str]]:
+def expectations() -> list[Row]:
     """(label, stage, module file, what it must earn: 'full', 'zero' or 'less')."""
     rows = []
     for stage in STAGES:
@@ -36,36 +38,47 @@ def first_line(path: Path) -> str:
     return text[quote + 3 :].split("\n", 1)[0].strip() if quote != -1 else ""
 
 
+def grade_course(jobs: int) -> list[tuple[Row, StageResult]]:
+    """Every row of expectations() graded by the real judge in the sandbox, jobs at a time, in order."""
+    isolation = sandbox.detect()
+    rows = expectations()
+
+    def grade(row: Row) -> StageResult:
+        _, stage, path, _ = row
+        return grade_stage(stage, path.read_text(), isolation)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(zip(rows, pool.map(grade, rows), strict=True))
+
+
+def verdict(row: Row, result: StageResult) -> str | None:
+    """None when the row earned what it must, else what went wrong, in one line."""
+    _, stage, path, want = row
+    ok = {"full": result.score == stage.points, "zero": result.score == 0, "less": result.score < stage.points}[want]
+    if ok:
+        return None
+    problem = f"SURPRISE: expected {want} marks"
+    if want == "less":
+        return problem + f" — this mistake went unnoticed: {first_line(path)}"
+    failing = [test.check for test in result.tests if test.outcome != Outcome.PASSED]
+    return problem + (f" (failed: {', '.join(failing)})" if failing else " (passed everything)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="autograde verify", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
-    isolation = sandbox.detect()
-    rows = expectations()
-
-    def grade(row):
-        _, stage, path, _ = row
-        return grade_stage(stage, path.read_text(), isolation)
-
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(grade, rows))
+    graded = grade_course(args.jobs)
     surprises = 0
     print(f"{'stage':<18} {'submission':<28} {'points':>9}  verdict")
-    for (label, stage, path, want), result in zip(rows, results, strict=True):
-        ok = {
-            "full": result.score == stage.points,
-            "zero": result.score == 0,
-            "less": result.score < stage.points,
-        }[want]
-        surprises += not ok
-        verdict = "ok" if ok else f"SURPRISE: expected {want} marks"
-        if not ok and want != "less":
-            failing = [t.check for t in result.tests if t.outcome != "passed"]
-            verdict += f" (failed: {', '.join(failing)})" if failing else " (passed everything)"
-        if not ok and want == "less":
-            verdict += f" — this mistake went unnoticed: {first_line(path)}"
-        print(f"{stage.id:<18} {label:<28} {result.score:>4g}/{stage.points:<4} {verdict}")
-    print(f"\n{len(rows) - surprises} of {len(rows)} as expected." + (f" {surprises} surprises." if surprises else ""))
+    for row, result in graded:
+        label, stage, _, _ = row
+        problem = verdict(row, result)
+        surprises += problem is not None
+        print(f"{stage.id:<18} {label:<28} {result.score:>4g}/{stage.points:<4} {problem or 'ok'}")
+    print(
+        f"\n{len(graded) - surprises} of {len(graded)} as expected." + (f" {surprises} surprises." if surprises else "")
+    )
     return 1 if surprises else 0
 
 

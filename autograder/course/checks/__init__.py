@@ -31,6 +31,17 @@ class Check:
     cases: list[Case] = field(default_factory=list)
     hint: str = ""  # what to try when it fails
     kind: str = "calls"  # "calls", "memo-size", "memo-speed" or "unchanged" (the board left as it was)
+    # nbgrader runs each test cell of a notebook under one time limit: a check whose cases are many plain
+    # searches asks a notebook only a fixed sample of this many of them (None: every case).
+    notebook_sample: int | None = None
+
+    def notebook_cases(self) -> list[Case]:
+        """The cases a notebook's test cell asks: all of them, or a fixed sample in the check's own order that
+        keeps the first case (the empty board, in the checks that have it)."""
+        if self.notebook_sample is None or len(self.cases) <= self.notebook_sample:
+            return list(self.cases)
+        chosen = random.Random(f"notebook {self.id}").sample(range(1, len(self.cases)), self.notebook_sample - 1)
+        return [self.cases[0], *(self.cases[index] for index in sorted(chosen))]
 
 
 def case(board, *extra, accept) -> Case:

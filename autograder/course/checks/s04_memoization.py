@@ -4,6 +4,10 @@ from autograder.course.checks import Check, case, unchanged
 from autograder.course.oracle import EMPTY, Oracle
 
 POSITIONS = 5478  # reachable positions, the empty board and finished boards included
+# A plain search (a memo that is never looked up) answers every reachable board right, in about 3 s of
+# straightforward Python; a notebook cell asks a sample, so slower honest code stays inside nbgrader's
+# per-cell time limit and earns the points the grader gives it.
+NOTEBOOK_SAMPLE = 500
 
 
 def checks(oracle: Oracle) -> list[Check]:
@@ -33,6 +37,7 @@ def checks(oracle: Oracle) -> list[Check]:
             title=f"score on every one of the {POSITIONS:,} reachable boards",
             points=4,
             cases=[case(p, accept=oracle.score(p)) for p in oracle.positions],
+            notebook_sample=NOTEBOOK_SAMPLE,
             hint="A key must describe the whole board: ''.join(board) or tuple(board).",
         ),
         Check(
@@ -41,6 +46,7 @@ def checks(oracle: Oracle) -> list[Check]:
             title="choose_move on every reachable unfinished board (any best move is right)",
             points=4,
             cases=[case(p, accept=oracle.best_moves(p)) for p in unfinished],
+            notebook_sample=NOTEBOOK_SAMPLE,
             hint="Score the board after each empty square and keep the best for the player to move.",
         ),
         unchanged("score, choose_move", points=2),

@@ -15,6 +15,7 @@ import time
 
 _changed = []  # (function name, board given, board left) of every call that changed the board it was given
 _passed = []  # the checks that passed so far
+_answers = {}  # (function, args) -> (value, error) of every call made so far
 
 
 def _show(board):
@@ -70,8 +71,18 @@ def _text(function, args):
 def _call(function, args):
     """(value, None) or (None, the error it raised) of function(a fresh list of the board's squares, *rest).
 
-    A call that returns with its board changed is noted for the board-unchanged check.
+    Each distinct call is made once and its answer reused by every cell that asks it, as the autograder asks a
+    board that two checks share once: a stateful function sees the same calls in both, and a plain search of
+    the empty board is not repeated.
     """
+    key = (function, args)
+    if key not in _answers:
+        _answers[key] = _first_call(function, args)
+    return _answers[key]
+
+
+def _first_call(function, args):
+    """_call's answer, made now; a call that returns with its board changed is noted for board-unchanged."""
     given = list(args[0])
     board = list(given)
     try:

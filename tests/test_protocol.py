@@ -238,10 +238,18 @@ def test_the_memo_childs_own_replies_are_never_taken_for_tampering(mistake):
     assert_bounded(result)
 
 
+FORGE_EXIT = '    forge(JOB["memo"])\n    os._exit(0)\n'  # the end of forge_report.py
+
+
 @pytest.mark.parametrize("attack", ["forge_then_exit", "forge_then_real"])
-def test_a_forged_memo_report_earns_nothing(attack):
+def test_a_forged_memo_report_earns_nothing(attack, tmp_path):
     """Does plain minimax that forges the memo experiment's report earn at most what plain minimax earns?"""
-    result = grade_hostile(MEMO, HOSTILE / "memoization" / f"{attack}.py", seconds=2)  # the memo child needs <1 s
+    source = (HOSTILE / "memoization" / "forge_report.py").read_text()
+    assert source.endswith(FORGE_EXIT)
+    if attack == "forge_then_real":  # the forged report, then the child carries on and writes its real one
+        source = source.removesuffix(FORGE_EXIT) + '    forge(JOB["memo"])\n'
+    (tmp_path / "memoization.py").write_text(source)
+    result = grade_hostile(MEMO, tmp_path / "memoization.py", seconds=2)  # the memo child needs <1 s
     assert result.score <= PLAIN_MINIMAX_POINTS
     memo = [test for test in result.tests if test.check in ("memo/size", "memo/speed")]
     assert all(test.score == 0 for test in memo), [(t.check, t.output) for t in memo]

@@ -1,5 +1,7 @@
 """Plain minimax that, in the memo experiment's child, writes the report a good memo would give and exits.
 
+(tests/test_protocol.py also grades it with the exit removed: the forgery, then the child's own real report.)
+
 It claims few calls and a memo of 5,478 entries whose values have the right counts of wins, draws and
 losses (under keys that are not boards), and answers the scoring again from a cheap partial search.
 """

@@ -11,6 +11,7 @@ COMMANDS = {
     "play": ("practice.play", "play tic-tac-toe against your own minimax, or watch two players"),
     "build": ("authoring.build", "regenerate the starters (and notebooks) from solutions/; --check for drift"),
     "release": ("authoring.release", "write the student copy of the course and check it leaks nothing"),
+    "tournament": ("tournament.run", "play every student's player against every other and the reference players"),
     "gradescope": ("grading.gradescope", "build a Gradescope autograder bundle (zip)"),
     "doctor": ("grading.doctor", "say which isolation this machine gives to student code, and why"),
 }

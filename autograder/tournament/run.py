@@ -1,0 +1,219 @@
+"""`autograde tournament SUBMISSIONS --out OUT`: a round robin of the class's players, as X and as O.
+
+    autograde tournament SUBMISSIONS --out OUT [--seed 1] [--openings 6] [--time-limit 5]
+
+Writes OUT/tournament.html (the table, which players never lost, the shortest win each found, and the first
+game each lost with the reason) and OUT/tournament.json (every game), and prints the table. The same class,
+seed and options give the same files. OUT may be the folder `autograde grade` wrote: only these two files are
+touched.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from autograder.course.board import draw
+from autograder.grading import sandbox
+from autograder.grading.submissions import ClassError, find_class
+from autograder.outputs import clean_line, uncreatable, write_atomically
+from autograder.outputs.report.pages import environment
+from autograder.tournament.entrants import Entrant, references, student_entrants
+from autograder.tournament.games import Game, Standing, balanced_openings, openings, play, schedule, standings
+
+DEFAULT_OPENINGS = 6
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(
+        prog="autograde tournament",
+        description="Play every student's player against every other and against the reference players.",
+    )
+    parser.add_argument("submissions", type=Path, metavar="SUBMISSIONS", help="one folder or zip per student")
+    parser.add_argument("--out", type=Path, required=True, metavar="OUT", help="where tournament.html goes")
+    parser.add_argument("--seed", type=int, default=1, metavar="S", help="chooses the openings (default: 1)")
+    parser.add_argument(
+        "--openings",
+        type=int,
+        default=DEFAULT_OPENINGS,
+        metavar="N",
+        help=f"openings played (default: {DEFAULT_OPENINGS}; at most {len(balanced_openings())})",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="CPU seconds a player may think about one move (default: 5)",
+    )
+    args = parser.parse_args(argv)
+    most = len(balanced_openings())
+    if not 1 <= args.openings <= most:
+        parser.error(
+            f"--openings must be between 1 and {most} (the two-move openings that are a draw), not {args.openings}"
+        )
+    if not 0 < args.time_limit <= 60:
+        parser.error(f"--time-limit must be more than 0 and at most 60 seconds, not {args.time_limit:g}")
+    return args
+
+
+def run(submissions: Path, seed: int, count: int, time_limit: float, out: Path | None = None):
+    """(entrants, games, standings, notes) of one tournament."""
+    students, notes = find_class(submissions, out)
+    entrants: list[Entrant] = references()
+    for name, path in students:
+        joined, why = student_entrants(name, path, time_limit)
+        entrants += joined
+        notes += why
+    chosen = openings(seed, count)
+    games = [play(game, entrants[game.x], entrants[game.o], seed) for game in schedule(entrants, chosen)]
+    return entrants, chosen, games, standings(entrants, games), notes
+
+
+def game_json(game: Game, entrants: list[Entrant]) -> dict:
+    return {
+        "x": entrants[game.x].name,
+        "o": entrants[game.o].name,
+        "opening": game.opening,
+        "moves": game.moves,
+        "winner": game.winner,
+        "forfeit": game.forfeit,
+    }
+
+
+def to_json(seed: int, chosen: list[str], time_limit: float, entrants, games, table: list[Standing]) -> str:
+    data = {
+        "seed": seed,
+        "openings": chosen,
+        "time_limit": time_limit,
+        "standings": [
+            {
+                "player": row.entrant.name,
+                "plays": row.entrant.plays,
+                "student": row.entrant.student,
+                "points": row.points,
+                "wins": row.wins,
+                "draws": row.draws,
+                "losses": row.losses,
+                "forfeits": row.forfeits,
+                "average_plies_to_win": None
+                if row.average_plies_to_win is None
+                else round(row.average_plies_to_win, 2),
+                "never_lost": row.never_lost,
+                "disqualified": row.entrant.disqualified,
+            }
+            for row in table
+        ],
+        "games": [game_json(game, entrants) for game in games],
+    }
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def shown_game(game: Game, entrants: list[Entrant]) -> dict:
+    """A game as the page shows it: who played what, the final board drawn, and how it ended."""
+    x, o = entrants[game.x].name, entrants[game.o].name
+    if game.winner is None:
+        ending = "a draw"
+    else:
+        loser = o if game.winner == "X" else x
+        ending = f"{x if game.winner == 'X' else o} won" + (
+            f": {loser} forfeited ({game.forfeit})" if game.forfeit else ""
+        )
+    return {
+        "x": x,
+        "o": o,
+        "opening": f"X on {game.opening.index('X')}, O on {game.opening.index('O')}",
+        "moves": ", ".join(map(str, game.moves)) or "none",
+        "board": draw(game.board, numbers=False),
+        "plies": game.plies,
+        "ending": clean_line(ending, 600),
+    }
+
+
+def page_html(seed: int, chosen: list[str], time_limit: float, entrants, table: list[Standing], notes) -> str:
+    rows = [
+        {
+            "name": row.entrant.name,
+            "plays": row.entrant.plays,
+            "reference": row.entrant.student is None,
+            "points": row.points,
+            "wins": row.wins,
+            "draws": row.draws,
+            "losses": row.losses,
+            "forfeits": row.forfeits,
+            "plies": "–" if row.average_plies_to_win is None else f"{row.average_plies_to_win:.1f}",
+            "never_lost": row.never_lost,
+            "disqualified": row.entrant.disqualified and clean_line(row.entrant.disqualified, 600),
+            "shortest": row.shortest_win and shown_game(row.shortest_win, entrants),
+            "first_loss": row.lost and shown_game(row.lost[0], entrants),
+        }
+        for row in table
+    ]
+    return (
+        environment()
+        .get_template("tournament.html.j2")
+        .render(
+            rows=rows,
+            seed=seed,
+            openings=len(chosen),
+            games=sum(row.wins + row.draws + row.losses for row in table) // 2,
+            time_limit=f"{time_limit:g}",
+            notes=[clean_line(note, 600) for note in notes],
+        )
+    )
+
+
+def print_table(table: list[Standing], games: int) -> None:
+    console = Console(highlight=False, width=max(100, Console().width))
+    grid = Table(title=f"Tournament: {games} games", caption="plies/win: marks on the board when it won")
+    grid.add_column("player", overflow="fold")
+    for heading in ("points", "won", "drawn", "lost", "forfeits", "plies/win", "unbeaten"):
+        grid.add_column(heading, justify="right", no_wrap=True)
+    for row in table:
+        plies = "–" if row.average_plies_to_win is None else f"{row.average_plies_to_win:.1f}"
+        never = "yes" if row.never_lost else ""
+        cells = (
+            clean_line(row.entrant.name, 80),
+            row.points,
+            row.wins,
+            row.draws,
+            row.losses,
+            row.forfeits,
+            plies,
+            never,
+        )
+        grid.add_row(*(str(cell) for cell in cells))
+    # Names come from folder names: printed as text, never as rich markup.
+    console.print(grid, markup=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    problem = uncreatable(args.out)
+    if problem:
+        print(f"autograde tournament: {problem}", file=sys.stderr)
+        return 2
+    try:
+        sandbox.detect()
+    except RuntimeError as error:
+        print(f"autograde tournament: {error}", file=sys.stderr)
+        return 2
+    try:
+        entrants, chosen, games, table, notes = run(
+            args.submissions, args.seed, args.openings, args.time_limit, args.out
+        )
+    except ClassError as error:
+        print(f"autograde tournament: {error}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_atomically(args.out / "tournament.json", to_json(args.seed, chosen, args.time_limit, entrants, games, table))
+    page = args.out / "tournament.html"
+    write_atomically(page, page_html(args.seed, chosen, args.time_limit, entrants, table, notes))
+    for note in notes:
+        print(clean_line(note, 600))
+    print_table(table, len(games))
+    print(f"wrote {page}")
+    return 0

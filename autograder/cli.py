@@ -13,6 +13,7 @@ COMMANDS = {
     "release": ("authoring.release", "write the student copy of the course and check it leaks nothing"),
     "gradescope": ("grading.gradescope", "build a Gradescope autograder bundle (zip)"),
     "doctor": ("grading.doctor", "say which isolation this machine gives to student code, and why"),
+    "publish": ("admin.publish", "write each student's feedback and results.json to hand back, hidden tests held back"),
 }
 
 

@@ -9,7 +9,7 @@ READY := $(VENV)/.ready
 $(READY): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks,similar]'
 	touch $(READY)
 
 # bubblewrap is the sandbox for student code; without it the grader falls back to rlimits and says so.

@@ -128,10 +128,16 @@ def test_visible_and_exhaustive_boards_are_not_secrets():
         ("b = ['X', 'O', ' ',\n     ' ', 'X', ' ',\n     'O', ' ', 'X']", [(1, "XO  X O X")]),
         ('("X","X","O","O"," "," "," "," ","X")', [(1, "XXOO    X")]),
         ("XO X O  X without quotes, 'XOX' too short", []),
+        ("```\n O | O | X      0 1 2\n---+---+---\n · | X | ·      3 4 5\n---+---+---\n X | · | ·      6 7 8\n```",
+         [(2, "OOX X X  ")]),
+        ('{"output": " X | 1 | O\\n---+---+---\\n 3 | X | 5\\n---+---+---\\n 6 | 7 | O"}', [(1, "X O X   O")]),
+        ("returned [&#39;X&#39;, &#39;O&#39;, &#39; &#39;, &#39; &#39;, &#39;X&#39;, &#39; &#39;, &#39; &#39;, "
+         "&#39; &#39;, &#39;O&#39;]", [(1, "XO  X   O")]),
     ],
-)
-def test_boards_are_found_in_both_forms(text, found):
-    """Does the leak check see a board written as a quoted string and as a list or tuple of squares?"""
+)  # fmt: skip
+def test_boards_are_found_in_every_form(text, found):
+    """Does the leak check see a board written as a quoted string, a list or tuple of squares, or a drawing
+    (in a page, or in a JSON string), and behind a page's escaped quotes?"""
     assert [(line, "".join(board)) for line, board in release.boards_in(text)] == found
 
 

@@ -5,12 +5,14 @@ helpers), a short README, check.py (a copy of autograder/check.py), requirements
 that configures pytest. It never holds solutions/, the grader, its tests, nbgrader/ or examples/.
 
 The leak check (leaks(), run by every release) fails, naming file and line, when a released file contains
-a meaningful line of a reference solution's body, or a board that only the hidden checks use.
+a meaningful line of a reference solution's body, or a board that only the hidden checks use. Its board half
+(board_leaks) also guards the feedback `autograde publish` hands back.
 """
 
 from __future__ import annotations
 
 import argparse
+import html
 import re
 import shutil
 import sys
@@ -34,6 +36,13 @@ BOARD_STRING = re.compile(r"""(["'`])([XO ]{9})\1""")
 # A board written as a list or tuple of 9 one-character strings: ['X', 'O', ' ', ...], across lines too.
 _SQUARE = r"""\s*["'][XO ]["']\s*"""
 BOARD_LIST = re.compile(r"[\[(]" + ",".join([_SQUARE] * 9) + r",?\s*[\])]")
+# A board drawn as the feedback draws it (course/board.py: draw, draw_with_key), its rows joined by real line
+# breaks or by the "\\n" of a JSON string: " O | · | X      0 1 2\n---+---+---\n ...". An empty square shows
+# as "·", its number or a space.
+_CELL = r"([XO0-8 ]|·|\\u00b7)"
+_ROW = rf"{_CELL} \| {_CELL} \| {_CELL}"
+_ROW_BREAK = r"[^\n\\|]*(?:\n|\\n)---\+---\+---(?:\n|\\n) ?"
+BOARD_DRAWING = re.compile(_ROW + _ROW_BREAK + _ROW + _ROW_BREAK + _ROW)
 # How a check's title says it enumerates a kind of board rather than sampling it.
 EXHAUSTIVE_TITLE = re.compile(r"\bon every\b[^()]*\bboards?\b")
 ONE_SQUARE = re.compile(r"""["']([XO ])["']""")
@@ -122,8 +131,13 @@ def is_exhaustive(check) -> bool:
     return EXHAUSTIVE_TITLE.search(check.title) is not None
 
 
-def hidden_boards() -> dict[tuple[str, ...], str]:
-    """Boards only the hidden checks use (samples, not enumerations), each with the id of a check using it."""
+def hidden_boards(enumerated: bool = False) -> dict[tuple[str, ...], str]:
+    """Boards only the hidden checks use (samples, not enumerations), each with the id of a check using it.
+
+    enumerated: also those of the checks that run on every board of a kind. They are no secret of the course,
+    but which of them a student's code failed on is a detail of a hidden test (what `autograde publish` holds
+    back until the grades are published).
+    """
     from autograder.course.checks import stage_checks
 
     visible: set[tuple[str, ...]] = {EMPTY_BOARD}
@@ -133,22 +147,38 @@ def hidden_boards() -> dict[tuple[str, ...], str]:
             boards = {tuple(case.args[0]) for case in check.cases if case.args}
             if check.visible:
                 visible |= boards
-            elif not is_exhaustive(check):
+            elif enumerated or not is_exhaustive(check):
                 for board in boards:
                     hidden.setdefault(board, f"{stage.id} hidden check {check.id}")
     return {board: where for board, where in hidden.items() if board not in visible}
 
 
 def boards_in(text: str) -> list[tuple[int, tuple[str, ...]]]:
-    """(line number, board) for every board written in text as a quoted 9-character string or a list of 9."""
-    found = []
-    for match in BOARD_STRING.finditer(text):
-        found.append((text.count("\n", 0, match.start()) + 1, tuple(match.group(2))))
-    for match in BOARD_LIST.finditer(text):
-        squares = tuple(ONE_SQUARE.findall(match.group(0)))
-        if len(squares) == 9:
-            found.append((text.count("\n", 0, match.start()) + 1, squares))
-    return found
+    """(line number, board) for every board in text: a quoted 9-character string, a list of 9, or a drawing.
+
+    HTML is read as its text too, so a board whose quotes a page escapes (&#39;X&#39;, ...) is found as well.
+    """
+    found: list[tuple[int, tuple[str, ...]]] = []
+    for form in dict.fromkeys([text, html.unescape(text)]):  # unescaping keeps the line breaks where they were
+        for match in BOARD_STRING.finditer(form):
+            found.append((form.count("\n", 0, match.start()) + 1, tuple(match.group(2))))
+        for match in BOARD_LIST.finditer(form):
+            squares = tuple(ONE_SQUARE.findall(match.group(0)))
+            if len(squares) == 9:
+                found.append((form.count("\n", 0, match.start()) + 1, squares))
+        for match in BOARD_DRAWING.finditer(form):
+            squares = tuple(cell if cell in "XO" else " " for cell in match.groups())
+            found.append((form.count("\n", 0, match.start()) + 1, squares))
+    return list(dict.fromkeys(found))
+
+
+def board_leaks(name: str, text: str, boards: dict[tuple[str, ...], str]) -> list[str]:
+    """Every board of boards (hidden_boards()) in the text of the file name, one line each: "name:line: ..."."""
+    return [
+        f"{name}:{number}: board {''.join(board)!r} is an input of the {boards[board]}"
+        for number, board in boards_in(text)
+        if board in boards
+    ]
 
 
 def leaks(folder: Path) -> list[str]:
@@ -169,9 +199,7 @@ def leaks(folder: Path) -> list[str]:
             for secret in secrets:
                 if secret.text in flat:
                     problems.append(f"{name}:{number}: {secret.text!r} is {secret.origin}")
-        for number, board in boards_in(text):
-            if board in hidden:
-                problems.append(f"{name}:{number}: board {''.join(board)!r} is an input of the {hidden[board]}")
+        problems += board_leaks(name, text, hidden)
     return problems
 
 

@@ -56,8 +56,9 @@ def environment() -> Environment:
     return env
 
 
-def report_html(results: dict[str, SubmissionResult], notes: list[str] | tuple = ()) -> str:
-    """notes: about the run as a whole (entries that are not submissions, why some were regraded), one line each."""
+def report_html(results: dict[str, SubmissionResult], notes: list[str] | tuple = (), similar: bool = False) -> str:
+    """notes: about the run as a whole (entries that are not submissions, why some were regraded), one line each;
+    similar: link OUT/similar.html (`autograde similar`)."""
     report = views.class_report(results, notes)
     return (
         environment()
@@ -67,6 +68,7 @@ def report_html(results: dict[str, SubmissionResult], notes: list[str] | tuple =
             totals_plot=plots.totals_histogram(report.totals),
             stage_plots=[(entry, plots.stage_histogram(entry.scores, entry.stage.points)) for entry in report.stages],
             pass_plot=plots.pass_rate_bars(report.pass_rates, len(report.students)),
+            similar=similar,
         )
     )
 
@@ -77,9 +79,9 @@ def feedback_html(result: SubmissionResult, show_hidden: bool = False) -> str:
 
 
 def write_report(out: Path, results: dict[str, SubmissionResult], notes: list[str] | tuple = ()) -> Path:
-    """OUT/report.html; returns its path."""
+    """OUT/report.html, linking OUT/similar.html when `autograde similar` wrote one; returns its path."""
     report = out / "report.html"
-    write_atomically(report, report_html(results, notes))
+    write_atomically(report, report_html(results, notes, similar=(out / "similar.html").is_file()))
     return report
 
 

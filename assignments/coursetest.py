@@ -17,6 +17,15 @@ TRY_THIS = {
     "return -1 when there is none.",
     "count_results": "a finished board is one game: [1, 0, 0], [0, 1, 0] or [0, 0, 1]; otherwise add the three "
     "tallies of every move, position by position.",
+    "alphabeta": "X raises alpha and O lowers beta as scores come in; stop once alpha >= beta, and pass the "
+    "narrowed window down to every recursive call.",
+    "depth_score": "a win for X scores 10 - depth, for O depth - 10; the board after the candidate move is depth 1, "
+    "and each recursive call is depth + 1.",
+    "best_squares": "score every empty square with depth_score(board, 1) after the move, then keep every square "
+    "with the best score (highest for X, lowest for O), sorted.",
+    "symmetries": "turn the board a quarter turn clockwise three times, then flip it left to right and turn that "
+    "three times: 8 boards, each a new list.",
+    "canonical": "join each of the 8 symmetries into a string and return the smallest (min).",
     "quickest_move": "a sooner win must be worth more than a later one: score a won board by its empty squares "
     "plus one, then pick the move with the best such score.",
 }
@@ -62,6 +71,13 @@ def matches(result, expected):
         return type(result) is int and result in expected
     if expected is None:
         return result is None
+    if isinstance(expected, list) and expected and all(type(board) is str for board in expected):
+        return (  # a list of boards, each written as its 9 characters
+            type(result) is list
+            and len(result) == len(expected)
+            and all(type(board) is list and len(board) == 9 and all(type(s) is str for s in board) for board in result)
+            and ["".join(board) for board in result] == expected
+        )
     if isinstance(expected, list):
         return (
             type(result) in (list, tuple)

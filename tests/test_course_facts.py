@@ -133,3 +133,46 @@ def test_the_worked_positions(memoized):
     for module in (reference("03_minimax"), memoized):
         assert module.choose_move(list("XOXXOO   ")) == 6
     assert reference("07_quickest_move").quickest_move(list("O    OXX ")) == 8
+
+
+def test_square_order_alpha_beta_visits_18297_positions_with_the_same_scores(memoized):
+    """Alpha-beta from the empty board, moves in square order, window (-2, 2), the root counted: 18,297 calls."""
+    module = reference("08_alpha_beta")
+    original, calls = module.alphabeta, [0]
+
+    def counted(squares, alpha, beta):
+        calls[0] += 1
+        return original(squares, alpha, beta)
+
+    module.alphabeta = counted
+    assert module.alphabeta(list(EMPTY), -2, 2) == 0
+    assert calls[0] == 18_297
+    module.alphabeta = original
+    assert all(module.score(list(key)) == value for key, value in memoized.memo.items())
+
+
+def test_the_robot_arms_worked_examples():
+    """X on 0 and 1, O on 3 and 4, X to move: 2 scores 9, 5 scores 0, 6, 7, 8 score -8; X on 0 and 8, O on 4,
+    O to move: the sides score 0, the corners 2 and 6 score 6, so the best squares are the sides."""
+    module = reference("09_best_squares")
+
+    def scores(squares):
+        mark = module.to_move(squares)
+        found = {}
+        for square in [s for s in range(9) if squares[s] == " "]:
+            squares[square] = mark
+            found[square] = module.depth_score(squares, 1)
+            squares[square] = " "
+        return found
+
+    assert scores(board(x=(0, 1), o=(3, 4))) == {2: 9, 5: 0, 6: -8, 7: -8, 8: -8}
+    assert scores(board(x=(0, 8), o=(4,))) == {1: 0, 2: 6, 3: 0, 5: 0, 6: 6, 7: 0}
+    assert module.best_squares(board(x=(0, 8), o=(4,))) == [1, 3, 5, 7]
+
+
+def test_a_canonical_memo_holds_765_boards(memoized):
+    module = reference("10_symmetry")
+    module.memo.clear()
+    assert module.score(list(EMPTY)) == 0
+    assert len(module.memo) == 765
+    assert {module.canonical(list(key)) for key in memoized.memo} == set(module.memo)

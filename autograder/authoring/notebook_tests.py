@@ -13,7 +13,7 @@ from autograder.course.checks import Case, Check, stage_checks
 from autograder.course.checks.visible import examples
 from autograder.course.oracle import oracle
 from autograder.course.stages import Stage
-from autograder.grading.judging import MEMO_CALLS_LIMIT, MEMO_CPU_THRESHOLD
+from autograder.grading.judging import MEMO_CALLS_LIMIT, MEMO_CPU_THRESHOLD, PRUNE_CPU_THRESHOLD
 from autograder.grading.plan import AGAIN_EMPTY, AGAIN_SECONDS
 
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
@@ -88,7 +88,18 @@ def _shown(answers: frozenset) -> object:
     if len(answers) > 1:
         return set(answers)
     (answer,) = answers
-    return list(answer) if isinstance(answer, tuple) else answer
+    return (
+        [_shown({item}) if isinstance(item, tuple) else item for item in answer]
+        if isinstance(answer, tuple)
+        else answer
+    )
+
+
+def _frozen(answer: object) -> object:
+    """An EXAMPLES answer as the checks hold it: lists as tuples, a board written as 9 characters as its squares."""
+    if isinstance(answer, list):
+        return tuple(tuple(item) if isinstance(item, str) and len(item) == 9 else _frozen(item) for item in answer)
+    return answer
 
 
 def _examples_cell(stage: Stage, check: Check) -> list[str]:
@@ -99,7 +110,7 @@ def _examples_cell(stage: Stage, check: Check) -> list[str]:
     lines = [*_header(check), f"check_examples({check.function}, ["]
     for (_, args, expected, why), one in zip(rows, check.cases, strict=True):
         said = expected if isinstance(expected, set) else [expected]
-        if not {tuple(answer) if isinstance(answer, list) else answer for answer in said} <= one.accept:
+        if not {_frozen(answer) for answer in said} <= one.accept:
             raise ValueError(f"{stage.test_path}: EXAMPLES says {check.function}{args!r} is {expected!r}; it is not")
         lines.append(f"    ({literal(tuple(args))}, {literal(_shown(one.accept))}, {why!r}),")
     return [*lines, "])", f"passed({check.id!r})"]
@@ -113,8 +124,8 @@ def _calls_cell(check: Check) -> list[str]:
 
 def _memo_cell(check: Check) -> list[str]:
     """The memo experiment, with the grader's own numbers and the scores of every reachable board."""
-    positions = oracle().positions
-    scores = table([Case(args=(board,), accept=frozenset({oracle().score(board)})) for board in positions])
+    contents = check.memo_contents or {"".join(board): oracle().score(board) for board in oracle().positions}
+    scores = table([Case(args=(tuple(board),), accept=frozenset({score})) for board, score in contents.items()])
     (one,) = check.cases
     experiment = f"{check.function!r}, {_token(one)!r}, {scores}, again={AGAIN_EMPTY}, again_seconds={AGAIN_SECONDS}"
     if check.kind == "memo-size":
@@ -122,6 +133,15 @@ def _memo_cell(check: Check) -> list[str]:
     else:
         limits = f"calls_limit={MEMO_CALLS_LIMIT}, cpu_seconds={MEMO_CPU_THRESHOLD}"
         call = f"check_memo_speed(globals(), {experiment}, {limits})"
+    return [*_header(check), *_hidden(check, call)]
+
+
+def _prune_cell(check: Check) -> list[str]:
+    """The prune experiment: the empty board and the nine openings, within the grader's CPU threshold."""
+    (one,) = check.cases
+    boards = [one.args[0], *oracle().children(one.args[0]).values()]
+    cases = table([Case(args=(board,), accept=frozenset({oracle().score(board)})) for board in boards])
+    call = f"check_prunes({check.function}, {cases}, cpu_seconds={PRUNE_CPU_THRESHOLD})"
     return [*_header(check), *_hidden(check, call)]
 
 
@@ -135,6 +155,8 @@ def test_cells(stage: Stage) -> list[tuple[Check, str]]:
             lines = _calls_cell(check)
         elif check.kind in ("memo-size", "memo-speed"):
             lines = _memo_cell(check)
+        elif check.kind == "prune":
+            lines = _prune_cell(check)
         elif check.kind == "unchanged":
             note = " (every call of the cells above)"
             lines = [*_header(check, note), *_hidden(check, "check_unchanged()")]

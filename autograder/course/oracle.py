@@ -28,11 +28,11 @@ def _cached(module: ModuleType, name: str) -> None:
     plain = getattr(module, name)
 
     @functools.cache
-    def by_key(key):
-        return plain(list(key))
+    def by_key(key, *extra):
+        return plain(list(key), *extra)
 
-    def cached(board):
-        result = by_key(tuple(board))
+    def cached(board, *extra):
+        result = by_key(tuple(board), *extra)
         return list(result) if isinstance(result, list) else result
 
     setattr(module, name, cached)
@@ -58,6 +58,8 @@ class Oracle:
         _cached(self.counting, "count_games")
         _cached(self.results, "count_results")
         _cached(self.quick, "quick_score")
+        self.arm = cached_reference("09_best_squares", "depth_score") if "09_best_squares" in STAGE_BY_ID else None
+        self.symmetry = load_reference("10_symmetry") if "10_symmetry" in STAGE_BY_ID else None
         self.positions = self._reachable()
 
     def _reachable(self) -> list[tuple[str, ...]]:
@@ -120,6 +122,31 @@ class Oracle:
         scores = {square: self.quick_score(child) for square, child in self.children(board).items()}
         best = (max if self.to_move(board) == "X" else min)(scores.values())
         return {square for square, value in scores.items() if value == best}
+
+    def alphabeta(self, board, alpha: int, beta: int) -> set[int]:
+        """Every right answer of alphabeta(board, alpha, beta): the score itself when it lies inside the window;
+        outside it, any bound on the right side that is no further than the score (alpha itself, the fail-hard
+        answer, or a score of the board's moves, the fail-soft one)."""
+        value = self.score(board)
+        if alpha < value < beta:
+            return {value}
+        candidates = {-1, 0, 1, alpha, beta}
+        if value <= alpha:
+            return {bound for bound in candidates if value <= bound <= alpha}
+        return {bound for bound in candidates if beta <= bound <= value}
+
+    def depth_score(self, board, depth: int) -> int:
+        return self.arm.depth_score(list(board), depth)
+
+    def best_squares(self, board) -> tuple[int, ...]:
+        return tuple(self.arm.best_squares(list(board)))
+
+    def symmetries(self, board) -> tuple[tuple[str, ...], ...]:
+        """The 8 boards in the contract's order: 0 to 3 quarter turns clockwise, then the mirror image turned so."""
+        return tuple(tuple(other) for other in self.symmetry.symmetries(list(board)))
+
+    def canonical(self, board) -> str:
+        return self.symmetry.canonical(list(board))
 
     def can_force_win(self, board) -> bool:
         return not self.finished(board) and self.score(board) == (1 if self.to_move(board) == "X" else -1)

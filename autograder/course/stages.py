@@ -20,6 +20,7 @@ class Stage:
     points: int
     stars: int  # 0 for the core lessons, 1 to 3 for the challenges
     hints: tuple[str, ...]
+    bonus: bool = False  # worth bonus points, reported after the core total (see BONUS_STAGES_ON)
 
     @property
     def filename(self) -> str:
@@ -135,9 +136,60 @@ STAGES: tuple[Stage, ...] = (
     ),
 )
 
+# The bonus stages, for students who finish early. A course turns them off with BONUS_STAGES_ON = False: they
+# then leave STAGES, so nothing builds, grades or reports them, and grades.csv ends at `total` again.
+BONUS_STAGES_ON = True
+BONUS_STAGES: tuple[Stage, ...] = (
+    Stage(
+        id="08_alpha_beta",
+        title="Bonus: alpha-beta pruning",
+        module="alpha_beta",
+        functions=("alphabeta", "score", "choose_move"),
+        points=10,
+        stars=0,
+        bonus=True,
+        hints=(
+            "X raises alpha to the best score found so far, O lowers beta; stop trying moves once alpha >= beta.",
+            "Pass the current window (alpha, beta) down to every recursive call, not the one you were given.",
+            "score(board) calls alphabeta with a window that holds every score, e.g. alphabeta(board, -2, 2).",
+        ),
+    ),
+    Stage(
+        id="09_best_squares",
+        title="Bonus: every best square, by depth",
+        module="best_squares",
+        functions=("depth_score", "best_squares"),
+        points=10,
+        stars=0,
+        bonus=True,
+        hints=(
+            "A board won by X scores 10 - depth, won by O depth - 10, a draw 0; the candidate move is depth 1.",
+            "Each recursive call is one move deeper: call depth_score(board, depth + 1) for the moves.",
+            "best_squares keeps every square whose score equals the best, highest for X, lowest for O, sorted.",
+        ),
+    ),
+    Stage(
+        id="10_symmetry",
+        title="Bonus: the same board turned and flipped",
+        module="symmetry",
+        functions=("symmetries", "canonical", "score"),
+        points=10,
+        stars=0,
+        bonus=True,
+        hints=(
+            "Four turns of the board and four turns of its mirror image make the 8 symmetries.",
+            "canonical is the smallest of the 8 boards, each joined into a string: min(''.join(b) for b in ...).",
+            "Key memo by canonical(board), not by the board itself: memo then holds 765 boards.",
+        ),
+    ),
+)
+CORE_STAGES = STAGES
+STAGES = CORE_STAGES + (BONUS_STAGES if BONUS_STAGES_ON else ())  # every stage the course builds and grades
+
 STAGE_BY_ID = {stage.id: stage for stage in STAGES}
 STAGE_BY_MODULE = {stage.module: stage for stage in STAGES}
-TOTAL_POINTS = sum(stage.points for stage in STAGES)
+TOTAL_POINTS = sum(stage.points for stage in STAGES if not stage.bonus)  # the core total, out of 100
+BONUS_POINTS = sum(stage.points for stage in STAGES if stage.bonus)  # reported after the core total
 
 
 def stage(name: str) -> Stage:

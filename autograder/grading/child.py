@@ -221,6 +221,8 @@ def score_value(value):
 def memo_experiment(module, filename, job, replies):
     """Clear memo, score the board while counting every call of score, report memo, then score boards again.
 
+    With read_memo false (the prune experiment) there is no memo: it reports an empty one.
+
     The scoring again (the empty board a few times, then every reachable board) is answered at once by a
     memo and costs a plain search seconds, so the parent can tell the two apart by this child's CPU time
     and by the answers, whatever this process claims about its own counts.
@@ -230,12 +232,14 @@ def memo_experiment(module, filename, job, replies):
     if not callable(original):
         replies.send({"memo": True, "ok": False, "error": "missing", "message": f"{filename} has no function {name}"})
         return
+    read_memo = job.get("read_memo", True)  # the prune experiment of the alpha-beta stage has no memo to read
     memo = getattr(module, "memo", None)
-    if type(memo) is not dict:
+    if read_memo and type(memo) is not dict:
         message = f"{filename} has no module-level dict called memo"
         replies.send({"memo": True, "ok": False, "error": "memo", "message": message})
         return
-    memo.clear()
+    if read_memo:
+        memo.clear()
     counter = [0]
 
     def counted(board):
@@ -254,7 +258,7 @@ def memo_experiment(module, filename, job, replies):
     if how == "error":
         replies.send({"memo": True, "ok": False, **failure(filename, value)})
         return
-    memo = getattr(module, "memo", None)
+    memo = getattr(module, "memo", None) if read_memo else {}
     if type(memo) is not dict:
         message = f"after score of the empty board, memo in {filename} is no longer a dict"
         replies.send({"memo": True, "ok": False, "error": "memo", "message": message})

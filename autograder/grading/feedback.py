@@ -145,6 +145,18 @@ def not_a_tally(value) -> str:
     return f"returned {shown(value)}, but count_results must return a list of three ints [x_wins, o_wins, draws]"
 
 
+def not_squares(value) -> str:
+    return f"returned {shown(value)}, but best_squares must return a sorted list of square numbers (ints 0 to 8)"
+
+
+def not_eight_boards(value) -> str:
+    return f"returned {shown(value)}, but symmetries must return a list of 8 boards, each a list of 9 squares"
+
+
+def not_a_board_string(value) -> str:
+    return f"returned {shown(value)}, but canonical must return a board as a string of 9 characters"
+
+
 def not_an_int(function: str, value) -> str:
     return f"returned {shown(value)}, but {function} must return an int"
 
@@ -213,10 +225,30 @@ def memo_wrong_score(value) -> str:
     return f"score of the empty board returned {shown(value)}, which is not its score."
 
 
-def memo_size(size: int, positions: int) -> str:
+def memo_size(size: int, positions: int, canonical: bool = False) -> str:
+    should = (
+        f"one canonical board for each family of reachable boards that are the same turned or flipped ({positions:,})"
+        if canonical
+        else f"every reachable position ({positions:,})"
+    )
+    return f"After memo.clear() and score of the empty board, memo held {size:,} boards; {should} should be in it."
+
+
+def memo_not_canonical(positions: int) -> str:
     return (
-        f"After memo.clear() and score of the empty board, memo held {size:,} boards; "
-        f"every reachable position ({positions:,}) should be in it, each once."
+        f"memo held {positions:,} entries, but they are not the canonical boards (canonical(board), a string of 9 "
+        "characters), each with its score."
+    )
+
+
+def prune_openings(why: str) -> str:
+    return f"After the empty board, score was asked about the nine openings; {why}."
+
+
+def prune_cpu(cpu_seconds: float, threshold: float) -> str:
+    return (
+        f"Scoring the empty board and the nine openings used {cpu_seconds:.2f} CPU seconds; alpha-beta needs a "
+        f"small fraction of a second, plain minimax about two seconds (the limit is {threshold:g} s)."
     )
 
 

@@ -12,7 +12,7 @@ from autograder.course.checks import Check, stage_checks
 from autograder.course.stages import Stage
 from autograder.grading import feedback
 from autograder.grading.feedback import Problem
-from autograder.grading.plan import AGAIN_SECONDS, Plan
+from autograder.grading.plan import AGAIN_SECONDS, PRUNE_SECONDS, Plan
 from autograder.grading.protocol import Replies, decode
 from autograder.grading.record import Outcome, StageResult, TestResult
 
@@ -28,6 +28,13 @@ MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,
 #   the same plain searches made to answer every board again (AGAIN_SECONDS lifted):        4.4-4.7 s
 # so honest memo code is 15x under the threshold and a search that really answers is 3x over it.
 MEMO_CPU_THRESHOLD = 1.5
+# The prune experiment of 08_alpha_beta (its own child, like the memo experiment): scoring the empty board and then
+# the nine openings. The whole child's CPU time, read by the parent, must stay under PRUNE_CPU_THRESHOLD. Measured on
+# the 2-core grading machine (RunResult.cpu_seconds of that child, medians of 5 runs; bench/prune_experiment.py):
+#   solutions/08_alpha_beta and ok_infinite_window (square order, 18,297 calls for the empty board):  0.10 s
+#   wrong_no_pruning (plain minimax) and wrong_fresh_window, cut short by PRUNE_SECONDS:             1.5 s
+# so honest square-order alpha-beta is 6x under the threshold and a search that does not prune 2.5x over it.
+PRUNE_CPU_THRESHOLD = 0.6
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,16 @@ def type_problem(function: str, value, board) -> str | None:
         if type(value) not in (list, tuple) or len(value) != 3 or any(type(v) is not int for v in value):
             return feedback.not_a_tally(value)
         return None
+    if function == "best_squares":
+        if type(value) not in (list, tuple) or any(type(v) is not int or not 0 <= v <= 8 for v in value):
+            return feedback.not_squares(value)
+        return None
+    if function == "symmetries":
+        if type(value) is not list or len(value) != 8 or any(type(v) is not list or len(v) != 9 for v in value):
+            return feedback.not_eight_boards(value)
+        return None
+    if function == "canonical":
+        return None if type(value) is str and len(value) == 9 else feedback.not_a_board_string(value)
     if type(value) is not int:
         return feedback.not_an_int(function, value)
     if function in ("choose_move", "quickest_move", "winning_square"):
@@ -138,7 +155,7 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
 
 
 def _hashable(value):
-    return tuple(value) if isinstance(value, list) else value
+    return tuple(_hashable(item) for item in value) if isinstance(value, list | tuple) else value
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -188,8 +205,10 @@ def judge_memo(
         value = decode(reply["value"])
         if type(value) is not int or value not in check.cases[0].accept:
             problems.append(feedback.memo_wrong_score(value))
+        elif check.kind == "prune":
+            problems += _prune_problems(plan, replies.again, run, unanswered)
         elif check.kind == "memo-size":
-            problems += _memo_size_problems(plan, reply, replies.again)
+            problems += _memo_size_problems(plan, reply, replies.again, check.memo_contents is not None)
         else:
             problems += _memo_speed_problems(plan, reply, replies.again, run, unanswered)
         outcome = Outcome.FAILED if problems else Outcome.PASSED
@@ -209,13 +228,16 @@ def _again_problem(plan: Plan, again: dict | None, unanswered: Unanswered | None
     return feedback.again_slow(AGAIN_SECONDS)
 
 
-def _memo_size_problems(plan: Plan, reply: dict, again: dict | None) -> list[str]:
+def _memo_size_problems(plan: Plan, reply: dict, again: dict | None, canonical: bool = False) -> list[str]:
     size, boards, values = reply["size"], reply["boards"], reply["values"]
-    if size != MEMO_POSITIONS:
-        return [feedback.memo_size(size, MEMO_POSITIONS)]
     scores = plan.memo_scores
-    if len(set(boards)) == MEMO_POSITIONS and dict(zip(boards, values, strict=True)) == scores:
-        return []  # keyed by the boards themselves, each with its score
+    positions = len(scores)  # MEMO_POSITIONS, or the 765 canonical boards of 10_symmetry
+    if size != positions:
+        return [feedback.memo_size(size, positions, canonical)]
+    if len(set(boards)) == positions and dict(zip(boards, values, strict=True)) == scores:
+        return []  # keyed by the boards themselves (or their canonical boards), each with its score
+    if canonical:
+        return [feedback.memo_not_canonical(positions)]
     if Counter(values) != plan.memo_counts:
         return [feedback.memo_values_not_scores(MEMO_POSITIONS)]
     why = _again_problem(plan, again)
@@ -225,6 +247,17 @@ def _memo_size_problems(plan: Plan, reply: dict, again: dict | None) -> list[str
         wrong = sum(scores.get(board) != value for board, value in zip(boards, values, strict=True))
         return [feedback.memo_wrong_entries(MEMO_POSITIONS, wrong)]
     return [feedback.memo_keyed_otherwise(MEMO_POSITIONS, why)]
+
+
+def _prune_problems(plan: Plan, again: dict | None, run, unanswered: Unanswered) -> list[str]:
+    if again is None:
+        return [feedback.prune_openings(feedback.again_stopped(unanswered.why))]
+    if not again["complete"] or tuple(again["again"]) != plan.memo_again:
+        wrong = sum(answer != right for answer, right in zip(again["again"], plan.memo_again, strict=False))
+        return [feedback.prune_openings(feedback.again_wrong(wrong) if wrong else feedback.again_slow(PRUNE_SECONDS))]
+    if run is not None and run.cpu_seconds >= PRUNE_CPU_THRESHOLD:
+        return [feedback.prune_cpu(run.cpu_seconds, PRUNE_CPU_THRESHOLD)]
+    return []
 
 
 def _memo_speed_problems(plan: Plan, reply: dict, again: dict | None, run, unanswered: Unanswered) -> list[str]:

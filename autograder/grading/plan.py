@@ -25,7 +25,11 @@ CALL_SECONDS = 10  # CPU seconds
 # each empty board and over two million for the rest (seconds). See judging.MEMO_CPU_THRESHOLD for the rest.
 AGAIN_EMPTY = 3
 AGAIN_SECONDS = 0.5
-MEMO_KINDS = ("memo-size", "memo-speed")  # the checks judged from the memo experiment's child
+# The prune experiment of the alpha-beta stage runs in the same kind of child, with no memo to read: it scores the
+# empty board (within PRUNE_SECONDS of CPU time) and then the nine openings (within PRUNE_SECONDS again); the
+# parent reads that child's CPU time. See judging.PRUNE_CPU_THRESHOLD.
+PRUNE_SECONDS = 1.0
+MEMO_KINDS = ("memo-size", "memo-speed", "prune")  # the checks judged from the experiment's child
 
 
 @dataclass(frozen=True)
@@ -44,15 +48,17 @@ class Plan:
     step_ids: frozenset[int]
     memo_job: bytes | None = None  # the memo experiment's job, for the stage that has one
     memo_again: tuple[int | None, ...] = ()  # the right answers of the scoring again, in the job's order
-    memo_scores: dict[str, int] = field(default_factory=dict)  # every reachable board -> its score
-    memo_counts: Counter = field(default_factory=Counter)  # how many reachable boards score 1, 0 and -1
+    memo_scores: dict[str, int] = field(default_factory=dict)  # what a right memo holds: each key (a board) -> score
+    memo_counts: Counter = field(default_factory=Counter)  # how many of those boards score 1, 0 and -1
 
 
 def encodings(answers) -> frozenset[str]:
     """Every form the child may report a right answer in: a tally may come back as a list or a tuple."""
     forms = set()
     for answer in answers:
-        if isinstance(answer, tuple):
+        if isinstance(answer, tuple) and answer and isinstance(answer[0], tuple):
+            forms.add(encode([list(item) for item in answer]))  # boards (symmetries): a list of lists
+        elif isinstance(answer, tuple):
             forms |= {encode(list(answer)), encode(answer)}
         else:
             forms.add(encode(answer))
@@ -95,12 +101,19 @@ def _memo_plan(module: str, check: Check) -> dict:
     positions = oracle().positions  # every reachable board, the empty board first
     scores = {"".join(board): oracle().score(board) for board in positions}
     board = "".join(check.cases[0].args[0])
-    again = [board] * AGAIN_EMPTY + list(scores)
-    experiment = {"call": check.function, "board": board, "seconds": CALL_SECONDS}
-    experiment.update(again=again, again_seconds=AGAIN_SECONDS)
+    if check.kind == "prune":  # no memo: the empty board, then the nine openings
+        again = ["".join(child) for child in oracle().children(check.cases[0].args[0]).values()]
+        experiment = {"call": check.function, "board": board, "seconds": PRUNE_SECONDS, "read_memo": False}
+        experiment.update(again=again, again_seconds=PRUNE_SECONDS)
+        contents = {}
+    else:
+        again = [board] * AGAIN_EMPTY + list(scores)
+        experiment = {"call": check.function, "board": board, "seconds": CALL_SECONDS}
+        experiment.update(again=again, again_seconds=AGAIN_SECONDS)
+        contents = scores if check.memo_contents is None else dict(check.memo_contents)
     return {
         "memo_job": json.dumps({"module": module, "memo": experiment}).encode(),
         "memo_again": tuple(scores[board] for board in again),
-        "memo_scores": scores,
-        "memo_counts": Counter(scores.values()),
+        "memo_scores": contents,
+        "memo_counts": Counter(contents.values()),
     }

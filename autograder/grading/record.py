@@ -9,7 +9,7 @@ outputs can use it.
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from autograder.course.stages import TOTAL_POINTS
+from autograder.course.stages import STAGE_BY_ID, TOTAL_POINTS
 
 
 class Outcome(StrEnum):
@@ -114,8 +114,18 @@ class SubmissionResult:
 
     @property
     def total(self) -> float:
-        return sum(stage.score for stage in self.stages.values())
+        """The core stages' points, out of max_total (TOTAL_POINTS); bonus points are counted apart."""
+        return sum(stage.score for stage_id, stage in self.stages.items() if not _bonus(stage_id))
+
+    @property
+    def bonus(self) -> float:
+        return sum(stage.score for stage_id, stage in self.stages.items() if _bonus(stage_id))
 
     @property
     def tests(self) -> list[TestResult]:
         return [test for stage in self.stages.values() for test in stage.tests]
+
+
+def _bonus(stage_id: str) -> bool:
+    stage = STAGE_BY_ID.get(stage_id)
+    return stage is not None and stage.bonus

@@ -4,11 +4,15 @@ import csv
 import io
 from pathlib import Path
 
-from autograder.course.stages import STAGES
+from autograder.course.stages import BONUS_STAGES_ON, CORE_STAGES, STAGES
 from autograder.grading.record import SubmissionResult
 from autograder.outputs import clean_line, write_atomically
 
-HEADER = ["student", *(stage.id for stage in STAGES), "total"]
+BONUS = [stage for stage in STAGES if stage.bonus]
+# The first nine columns never change: bonus stages (when the course has them on) come after total, then bonus.
+HEADER = ["student", *(stage.id for stage in CORE_STAGES), "total"]
+if BONUS_STAGES_ON and BONUS:
+    HEADER += [*(stage.id for stage in BONUS), "bonus"]
 # A cell starting with one of these is evaluated by Excel, LibreOffice and Google Sheets (=HYPERLINK(...)).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -30,6 +34,10 @@ def write_grades(path: Path, results: dict[str, SubmissionResult]) -> None:
     writer.writerow(HEADER)
     for student in sorted(results):
         stages = results[student].stages
-        row = [stages[stage.id].score for stage in STAGES]
-        writer.writerow([inert(clean_line(student)), *map(points, row), points(sum(row))])
+        row = [stages[stage.id].score for stage in CORE_STAGES]
+        cells = [inert(clean_line(student)), *map(points, row), points(sum(row))]
+        if len(HEADER) > len(cells):
+            extra = [stages[stage.id].score for stage in BONUS]
+            cells += [*map(points, extra), points(sum(extra))]
+        writer.writerow(cells)
     write_atomically(path, buffer.getvalue())

@@ -9,7 +9,7 @@ results.json (the gradebook's, when an unchanged submission is reused) becomes a
 import dataclasses
 import json
 
-from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
 from autograder.grading.judging import fail_all
 from autograder.grading.record import GradingParameters, Outcome, StageResult, SubmissionResult, TestResult
 from autograder.outputs import clean, clean_line, clean_tree
@@ -103,7 +103,7 @@ def to_json(result: SubmissionResult) -> dict:
                     "visibility": visibility(test),
                     "output": test.output,
                     "output_format": "md",
-                    "tags": [stage.id, test.function],
+                    "tags": [stage.id, test.function, *(["bonus"] if stage.bonus else [])],
                     "extra_data": {"stage": stage.id, "check": test.check, "outcome": str(test.outcome)},
                 }
             )
@@ -112,6 +112,7 @@ def to_json(result: SubmissionResult) -> dict:
         "isolation": {"level": result.isolation_level, "detail": result.isolation_detail},
         "total": result.total,
         "max_total": result.max_total,
+        **({"bonus": result.bonus, "max_bonus": BONUS_POINTS} if BONUS_POINTS else {}),
         "stages": {
             stage_id: {
                 "score": stage.score,
@@ -129,7 +130,7 @@ def to_json(result: SubmissionResult) -> dict:
     if result.ungraded is not None:
         extra["ungraded"] = result.ungraded
     return {
-        "score": result.total,
+        "score": result.total + result.bonus,  # bonus points are extra credit over the core's TOTAL_POINTS
         "execution_time": result.seconds,
         "output": result.output,
         "output_format": "md",

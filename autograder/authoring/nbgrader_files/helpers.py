@@ -272,3 +272,18 @@ def check_memo_speed(namespace, name, case, table, again, again_seconds, calls_l
         )
     if seconds >= cpu_seconds:
         raise AssertionError(f"The memo experiment used {seconds:.2f} CPU seconds; the limit is {cpu_seconds:g} s.")
+
+
+def check_prunes(function, table, cpu_seconds):
+    """Scoring the boards of the table (the empty board, then the nine openings) right, within cpu_seconds of CPU
+    time in all: alpha-beta needs a small fraction of a second, plain minimax about two seconds."""
+    start = time.process_time()
+    problems = _run(function, _cases(table))
+    seconds = time.process_time() - start
+    if problems:
+        raise AssertionError(f"{function.__name__} did not score the empty board and the nine openings right.")
+    if seconds >= cpu_seconds:
+        raise AssertionError(
+            f"Scoring the empty board and the nine openings used {seconds:.2f} CPU seconds; the limit is "
+            f"{cpu_seconds:g} s: stop trying moves once alpha >= beta."
+        )

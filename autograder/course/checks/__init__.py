@@ -30,7 +30,10 @@ class Check:
     visible: bool = False
     cases: list[Case] = field(default_factory=list)
     hint: str = ""  # what to try when it fails
-    kind: str = "calls"  # "calls", "memo-size", "memo-speed" or "unchanged" (the board left as it was)
+    kind: str = "calls"  # "calls", "memo-size", "memo-speed", "prune" or "unchanged" (the board left as it was)
+    # The memo experiment's checks: what a right memo holds afterwards (its keys as boards, with their scores);
+    # None: one entry per reachable board, keyed by the board itself (stage 4).
+    memo_contents: dict[str, int] | None = None
     # nbgrader runs each test cell of a notebook under one time limit: a check whose cases are many plain
     # searches asks a notebook only a fixed sample of this many of them (None: every case).
     notebook_sample: int | None = None
@@ -50,7 +53,7 @@ def case(board, *extra, accept) -> Case:
 
 
 def _freeze(answer):
-    return tuple(answer) if isinstance(answer, list) else answer
+    return tuple(_freeze(item) for item in answer) if isinstance(answer, list | tuple) else answer
 
 
 def sample(boards: list[Board], size: int, seed: str, always: tuple[Board, ...] = ()) -> list[Board]:

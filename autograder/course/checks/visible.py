@@ -37,6 +37,11 @@ def expected(oracle: Oracle, function: str, args: tuple) -> set:
         "choose_move": lambda: oracle.best_moves(board),
         "quickest_move": lambda: oracle.quickest_moves(board),
         "winning_square": lambda: oracle.winning_squares(board, *extra) or {-1},
+        "alphabeta": lambda: oracle.alphabeta(board, *extra),
+        "depth_score": lambda: oracle.depth_score(board, *extra),
+        "best_squares": lambda: oracle.best_squares(board),
+        "symmetries": lambda: oracle.symmetries(board),
+        "canonical": lambda: oracle.canonical(board),
     }
     answer = answers[function]()
     return answer if isinstance(answer, set) else {_hashable(answer)}

@@ -1,0 +1,57 @@
+"""Hidden checks of 08_alpha_beta (bonus): exact scores everywhere, bounds outside a window, and that it prunes."""
+
+from autograder.course.checks import Check, case, sample, unchanged
+from autograder.course.oracle import EMPTY, Oracle
+
+POSITIONS = 5478
+# Narrow windows tell an alphabeta that narrows the window the wrong way, or returns the wrong bound, from a
+# right one; a full window hides both. Each board of the sample is asked with every one of them.
+WINDOWS = ((-1, 1), (0, 1), (-1, 0), (0, 2), (-2, 0))
+# Alpha-beta on every reachable board costs about 0.5 s of CPU; a notebook cell asks a sample (see s04).
+NOTEBOOK_SAMPLE = 500
+
+
+def checks(oracle: Oracle) -> list[Check]:
+    unfinished = [p for p in oracle.positions if not oracle.finished(p) and p != EMPTY]
+    forced = [p for p in unfinished if len(oracle.best_moves(p)) == 1]
+    windowed = sample(unfinished, 60, "alphabeta/windows")
+    return [
+        Check(
+            id="alphabeta/windows",
+            function="alphabeta",
+            title="alphabeta on a fixed sample of 60 unfinished boards, each with five narrow windows",
+            points=1,
+            cases=[case(p, a, b, accept=oracle.alphabeta(p, a, b)) for p in windowed for a, b in WINDOWS],
+            hint="Inside the window return the score; outside it, a bound on the right side of alpha or beta.",
+        ),
+        Check(
+            id="score/all-positions",
+            function="score",
+            title=f"score on every one of the {POSITIONS:,} reachable boards",
+            points=2,
+            cases=[case(p, accept=oracle.score(p)) for p in oracle.positions],
+            notebook_sample=NOTEBOOK_SAMPLE,
+            hint="X takes the largest score and O the smallest; pass the narrowed window to every recursive call.",
+        ),
+        Check(
+            id="choose_move/sample",
+            function="choose_move",
+            title="choose_move on a fixed sample of 60 unfinished boards, 20 of them with one good move",
+            points=1,
+            cases=[
+                case(p, accept=oracle.best_moves(p))
+                for p in sample(unfinished, 40, "alphabeta/choose_move") + sample(forced, 20, "alphabeta/forced")
+            ],
+            hint="Score the board after each empty square with score and keep the best for the player to move.",
+        ),
+        Check(
+            id="score/prunes",
+            function="score",
+            title="scoring the empty board and the nine openings costs far less CPU time than plain minimax",
+            points=2,
+            kind="prune",
+            cases=[case(EMPTY, accept=oracle.score(EMPTY))],
+            hint="Stop trying moves once alpha >= beta, and pass the narrowed window down to the recursive calls.",
+        ),
+        unchanged("alphabeta, score, choose_move", points=1),
+    ]

@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 from autograder.authoring import build
-from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
 from autograder.grading import gradescope
 
 SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope-results.schema.json").read_text())
@@ -106,9 +106,10 @@ def test_reference_gets_full_marks(bundle, tmp_path):
     results, done = grade(bundle, tmp_path, files)
     assert done.returncode == 0, done.stderr
     assert f"grader: {tmp_path / 'source' / 'autograder'}" in done.stdout
-    assert results["score"] == TOTAL_POINTS
+    assert results["score"] == TOTAL_POINTS + BONUS_POINTS  # the bonus stages count as extra credit
     assert all(test["status"] == "passed" for test in results["tests"])
-    assert sum(test["max_score"] for test in results["tests"]) == TOTAL_POINTS
+    core = [test for test in results["tests"] if "bonus" not in test.get("tags", [])]
+    assert sum(test["max_score"] for test in core) == TOTAL_POINTS
 
 
 @pytest.mark.slow
@@ -130,7 +131,7 @@ def test_buggy_submission_scores_in_between_under_the_fallback(bundle, tmp_path)
     files["rules.py"] = files["rules.py"].replace("(0, 4, 8), (2, 4, 6),", "(0, 4, 8),")  # forget a diagonal
     results, done = grade(bundle, tmp_path, files, AUTOGRADE_ISOLATION="rlimits")
     assert done.returncode == 0, done.stderr
-    assert 0 < results["score"] < TOTAL_POINTS
+    assert 0 < results["score"] < TOTAL_POINTS + BONUS_POINTS
     assert results["extra_data"]["isolation"]["level"] == "rlimits"
     assert "rlimits" in results["output"]
     failed = {test["extra_data"]["check"] for test in results["tests"] if test["status"] == "failed"}

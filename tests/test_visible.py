@@ -150,8 +150,10 @@ def test_examples_are_literal_rows_of_the_contract(stage):
         won = _winner(board)
         assert won != "X" or x_count == o_count + 1, f"{row}: X won, so X made the last move"
         assert won != "O" or x_count == o_count, f"{row}: O won, so O made the last move"
-        if isinstance(expected, set):
+        if isinstance(expected, set) and function_name in ("choose_move", "quickest_move", "winning_square"):
             assert expected and all(type(square) is int and board[square] == " " for square in expected), row
+        elif isinstance(expected, set):  # any one of these values (alphabeta's bounds outside the window)
+            assert expected, row
     assert {row[0] for row in rows} == set(stage.functions), f"{stage.id}: every function needs examples"
 
 

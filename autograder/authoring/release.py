@@ -21,6 +21,7 @@ from pathlib import Path
 
 from autograder.authoring import build
 from autograder.authoring.markers import solution_body
+from autograder.course.checks.visible import examples
 from autograder.course.stages import ROOT, STAGES
 
 # Solution lines with fewer non-blank characters than this are idioms the hints teach on purpose
@@ -143,6 +144,8 @@ def hidden_boards(enumerated: bool = False) -> dict[tuple[str, ...], str]:
     visible: set[tuple[str, ...]] = {EMPTY_BOARD}
     hidden: dict[tuple[str, ...], str] = {}
     for stage in STAGES:
+        # Every board a visible test shows, answers included (the eight turned boards of 10_symmetry's examples).
+        visible |= {board for row in examples(stage) for _line, board in boards_in(repr(row))}
         for check in stage_checks(stage.id):
             boards = {tuple(case.args[0]) for case in check.cases if case.args}
             if check.visible:

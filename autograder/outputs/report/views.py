@@ -249,7 +249,8 @@ def _late_summary(result: SubmissionResult) -> str:
         if entry.late or entry.extension:
             cost = f", -{points(entry.penalty)}" if entry.penalty else ""
             extension = f" (extension {entry.extension})" if entry.extension else ""
-            parts.append(f"{stage_id[:2]}: {_late_words(entry) or 'on time'}{cost}{extension}")
+            late = f"{_late_words(entry)} late" if entry.late else "on time"
+            parts.append(f"{stage_id[:2]}: {late}{cost}{extension}")
     return "; ".join(parts)
 
 

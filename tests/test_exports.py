@@ -88,7 +88,7 @@ def test_canvas_sample_has_the_identity_columns_and_points_possible():
     assert lines[1] == "Points Possible,,,,,100"
     assert lines[3] == '"Torvalds, Linus",,S1005,linus@example.edu,Thursday,47'  # after the policy
     assert lines[5] == '"Liskov, Barbara",,S1006,barbara@example.edu,Tuesday,0'  # no submission: zeros
-    assert lines[6].startswith("\"'=Turing, Alan\"")  # a name a spreadsheet would run stays text
+    assert lines[6].startswith('"\'=Turing, Alan"')  # a name a spreadsheet would run stays text
 
 
 def test_no_gradebook_or_a_bad_roster_is_one_line_and_nothing_written(tmp_path, out, capsys):

@@ -13,6 +13,7 @@ COMMANDS = {
     "release": ("authoring.release", "write the student copy of the course and check it leaks nothing"),
     "tournament": ("tournament.run", "play every student's player against every other and the reference players"),
     "gradescope": ("grading.gradescope", "build a Gradescope autograder bundle (zip)"),
+    "export": ("admin.exports", "write the latest grades as a Canvas, Moodle or plain CSV import file, by the roster"),
     "doctor": ("grading.doctor", "say which isolation this machine gives to student code, and why"),
     "publish": ("admin.publish", "write each student's feedback and results.json to hand back, hidden tests held back"),
     "similar": ("admin.similar", "list pairs of students whose code for a stage is much alike, for a human to read"),

@@ -1,1 +1,1 @@
-"""Running a course: its policy, roster, exports, the feedback handed back and similar submissions."""
+"""Course administration: the policy file, submission times, the roster and the exports into an LMS."""

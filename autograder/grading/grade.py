@@ -26,6 +26,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 
+from autograder.admin.course import Course, load_course
+from autograder.admin.policy import PolicyError
+from autograder.admin.roster import RosterError
 from autograder.course.stages import ROOT, STAGES
 from autograder.grading import sandbox
 from autograder.grading.judge import DEFAULT_SECONDS, Cancelled, grade_stage
@@ -278,8 +281,11 @@ def why_regraded(latest: dict | None, files_hash: str, parameters: GradingParame
 class Batch:
     """One run's students: each result cleaned, written, stored, or turned into "could not be graded"."""
 
-    def __init__(self, out: Path, book: Gradebook, run_id: int, parameters: GradingParameters, isolation, args):
+    def __init__(
+        self, out: Path, book: Gradebook, run_id: int, parameters: GradingParameters, isolation, args, course=None
+    ):
         self.out, self.book, self.run_id, self.parameters = out, book, run_id, parameters
+        self.course: Course = course or Course(None, None, {})
         self.isolation, self.seconds, self.show_hidden = isolation, args.time_limit, args.show_hidden
         self.results: dict[str, SubmissionResult] = {}  # each cleaned, as its results.json was written
         self.stored = self.reused = 0
@@ -291,7 +297,7 @@ class Batch:
         are overwritten with the "could not be graded" result.
         """
         try:
-            result = cleaned(result)
+            result = cleaned(self.course.applied(name, result))
             if store is not None:
                 # Drawn once for this student alone: a result the class report could not draw would stop it.
                 report_html({name: result})
@@ -305,6 +311,8 @@ class Batch:
         if store is not None:
             try:
                 store()
+                if result.lateness is not None:
+                    self.book.record_lateness(self.run_id, name, result.lateness)
                 self.stored += 1
             except Exception as error:
                 result, store = self._ungraded(name, error, "while storing it in the gradebook"), None
@@ -375,6 +383,8 @@ def _parser() -> argparse.ArgumentParser:
         "--show-hidden", action="store_true", help="show hidden tests' details on the feedback pages (after publishing)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary table")
+    parser.add_argument("--policy", type=Path, help="the course policy (TOML): due dates, late penalty, extensions")
+    parser.add_argument("--roster", type=Path, help="the class roster (CSV: folder,id,name,email,section)")
     return parser
 
 
@@ -406,6 +416,10 @@ def _grade_class(args, stop: threading.Event) -> int:
         students, notes = find_class(args.submissions, args.out)
     except (ClassError, OSError) as error:
         return _fail(str(error))
+    try:
+        course = load_course(args.policy, args.roster, students)
+    except (PolicyError, RosterError) as error:
+        return _fail(str(error))
     gradebook_path = args.gradebook or args.out / "gradebook.db"
     problem = output_problem(args.out) or gradebook_problem(gradebook_path)
     if problem:
@@ -434,7 +448,7 @@ def _grade_class(args, stop: threading.Event) -> int:
               "`autograde doctor` explains.", file=sys.stderr)  # fmt: skip
     if len(notes) > MAX_NOTES:  # a folder of junk must not make the report as long as the junk
         notes = [*notes[:MAX_NOTES], f"... and {len(notes) - MAX_NOTES} more entries like these"]
-    notes = [clean_line(note) for note in notes]
+    notes = [clean_line(note) for note in [*notes, *course.notes()]]
     for note in notes:
         console.say(note)
     parameters = grading_parameters(isolation, args.time_limit)
@@ -442,7 +456,7 @@ def _grade_class(args, stop: threading.Event) -> int:
         run_id = book.start_run(parameters, str(args.submissions.resolve()))
     except sqlite3.Error as error:
         return _fail(f"cannot write to the gradebook {gradebook_path}: {error}")
-    batch = Batch(args.out, book, run_id, parameters, isolation, args)
+    batch = Batch(args.out, book, run_id, parameters, isolation, args, course)
 
     pending: list[Submission] = []
     regraded: Counter[str] = Counter()

@@ -95,6 +95,24 @@ class GradingParameters:
         }
 
 
+@dataclass(frozen=True)
+class Lateness:
+    """What the course policy made of one stage of one submission (autograder/admin/policy.py decides it)."""
+
+    submitted: str | None  # when, ISO 8601 with its offset; None when the stage was not submitted
+    source: str  # where that time came from: "timestamp file", "git commit", "file times", or ""
+    due: str | None  # the due date that applied, the student's extension included; None: the stage has none
+    extension: str  # the extension used, in words ("2 days"), or ""
+    late: int  # started days (or hours, see unit) after the due date; 0 when on time or within the grace
+    unit: str  # "day" or "hour"
+    penalty_percent: float  # of the stage's points
+    penalty: float  # points taken off the stage's raw score
+    score: float  # the stage's score after the policy
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
 @dataclass
 class SubmissionResult:
     """One graded submission (or one the grader failed on: then ungraded says why and every outcome is UNGRADED).
@@ -111,6 +129,7 @@ class SubmissionResult:
     grading: GradingParameters | None = None
     ungraded: str | None = None  # why the grader could not grade it, or None when it was graded
     max_total: int = TOTAL_POINTS
+    lateness: dict[str, Lateness] | None = None  # stage id -> the course policy's verdict, when one was given
 
     @property
     def total(self) -> float:
@@ -120,6 +139,13 @@ class SubmissionResult:
     @property
     def bonus(self) -> float:
         return sum(stage.score for stage_id, stage in self.stages.items() if _bonus(stage_id))
+
+    @property
+    def final_total(self) -> float:
+        """The total after the course policy (the raw total when no policy was given)."""
+        if self.lateness is None:
+            return self.total
+        return round(sum(entry.score for entry in self.lateness.values()), 2)
 
     @property
     def tests(self) -> list[TestResult]:

@@ -8,6 +8,7 @@ result is reused (and that reuse is what lets an interrupted batch resume). WAL 
 timeout let two graders share one gradebook.
 """
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from autograder.grading.record import GradingParameters, SubmissionResult
+from autograder.grading.record import GradingParameters, Lateness, SubmissionResult
 from autograder.outputs import uncreatable
 from autograder.outputs.results import from_json, test_name, to_json, visibility
 
@@ -70,6 +71,22 @@ CREATE TABLE IF NOT EXISTS run_students (
     reused INTEGER NOT NULL,
     PRIMARY KEY (run_id, student)
 );
+-- What the course policy (--policy) made of each stage in a run: the raw scores above stay as graded
+CREATE TABLE IF NOT EXISTS late_results (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    student TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    submitted_at TEXT,
+    source TEXT NOT NULL,
+    due TEXT,
+    extension TEXT NOT NULL,
+    late INTEGER NOT NULL,
+    unit TEXT NOT NULL,
+    penalty_percent REAL NOT NULL,
+    penalty REAL NOT NULL,
+    score REAL NOT NULL,
+    PRIMARY KEY (run_id, student, stage)
+);
 """
 
 # Columns added since the first gradebooks: an older gradebook gets them (NULL in its old rows, which therefore
@@ -79,6 +96,8 @@ ADDED_COLUMNS = {
     "submissions": {"grader_version": "TEXT", "time_limit": "REAL", "isolation": "TEXT", "cgroups": "TEXT"},
 }
 # What a run's results depend on besides the files; the keys of results.json's extra_data.grading.
+# Tables added since the first gradebooks: opening an older gradebook creates them.
+ADDED_TABLES = {"late_results"}
 PARAMETERS = ("suite", "grader_version", "time_limit", "isolation", "cgroups")
 SQLITE_HEADER = b"SQLite format 3\0"
 
@@ -123,7 +142,7 @@ def problem(path: Path) -> str | None:
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if not tables:
                 return None
-            wanted = _table_columns(SCHEMA)
+            wanted = {t: c for t, c in _table_columns(SCHEMA).items() if t not in ADDED_TABLES or t in tables}
             missing = sorted(set(wanted) - tables)
             if len(missing) == len(wanted):
                 return f"{path} is an SQLite database but not a gradebook (it has none of the gradebook's tables)"
@@ -232,8 +251,10 @@ class Gradebook:
     def record(
         self, run_id: int, student: str, files_hash: str, parameters: GradingParameters, result: SubmissionResult
     ) -> int:
-        """Store one graded submission with all its stage scores and test results, atomically."""
-        data = to_json(result)
+        """Store one graded submission with all its stage scores and test results, atomically.
+
+        The raw result only: what a course policy made of it is stored per run (record_lateness)."""
+        data = to_json(dataclasses.replace(result, lateness=None))
         with self.transaction():
             cursor = self.db.execute(
                 "INSERT INTO submissions (run_id, student, files_hash, suite_hash, graded_at, score, max_score,"
@@ -261,6 +282,43 @@ class Gradebook:
             )  # fmt: skip
             self._join(run_id, student, submission_id, reused=False)
         return submission_id
+
+    def record_lateness(self, run_id: int, student: str, lateness: dict[str, Lateness]) -> None:
+        """Store what the course policy made of each of the student's stages in this run."""
+        with self.transaction():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO late_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (run_id, student, stage, e.submitted, e.source, e.due, e.extension, e.late, e.unit,
+                     e.penalty_percent, e.penalty, e.score)
+                    for stage, e in lateness.items()
+                ],
+            )  # fmt: skip
+
+    def last_run(self) -> int | None:
+        """The latest run that finished, or None."""
+        row = self.db.execute("SELECT MAX(id) FROM runs WHERE finished_at IS NOT NULL").fetchone()
+        return row[0]
+
+    def run_results(self, run_id: int) -> dict[str, SubmissionResult]:
+        """Every student of a run: their result, with what the course policy made of it when the run had one."""
+        results = {
+            student: from_json(json.loads(text))
+            for student, text in self.db.execute(
+                "SELECT r.student, s.results_json FROM run_students r JOIN submissions s ON s.id = r.submission_id"
+                " WHERE r.run_id = ? ORDER BY r.student",
+                (run_id,),
+            )
+        }
+        for row in self.db.execute(
+            "SELECT student, stage, submitted_at, source, due, extension, late, unit, penalty_percent, penalty, score"
+            " FROM late_results WHERE run_id = ?",
+            (run_id,),
+        ):
+            if row[0] in results:
+                result = results[row[0]]
+                result.lateness = {**(result.lateness or {}), row[1]: Lateness(*row[2:])}
+        return results
 
     def reuse(self, run_id: int, student: str, submission_id: int) -> None:
         with self.transaction():

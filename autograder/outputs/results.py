@@ -11,7 +11,7 @@ import json
 
 from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
 from autograder.grading.judging import fail_all
-from autograder.grading.record import GradingParameters, Outcome, StageResult, SubmissionResult, TestResult
+from autograder.grading.record import GradingParameters, Lateness, Outcome, StageResult, SubmissionResult, TestResult
 from autograder.outputs import clean, clean_line, clean_tree
 
 HIDDEN_VISIBILITY = "after_published"
@@ -129,6 +129,11 @@ def to_json(result: SubmissionResult) -> dict:
         extra["grading"] = result.grading.as_dict()
     if result.ungraded is not None:
         extra["ungraded"] = result.ungraded
+    if result.lateness is not None:  # graded under a course policy (--policy): the raw points above stay as they are
+        extra["late"] = {
+            "final_total": result.final_total,
+            "stages": {stage_id: entry.as_dict() for stage_id, entry in result.lateness.items()},
+        }
     return {
         "score": result.total + result.bonus,  # bonus points are extra credit over the core's TOTAL_POINTS
         "execution_time": result.seconds,
@@ -180,6 +185,8 @@ def from_json(data: dict) -> SubmissionResult:
         for stage_id, entry in extra["stages"].items()
     }
     grading = GradingParameters(**extra["grading"]) if "grading" in extra else None
+    late = extra.get("late")
+    lateness = {stage_id: Lateness(**entry) for stage_id, entry in late["stages"].items()} if late else None
     return SubmissionResult(
         student=extra["student"],
         stages=stages,
@@ -190,6 +197,7 @@ def from_json(data: dict) -> SubmissionResult:
         grading=grading,
         ungraded=extra.get("ungraded"),
         max_total=extra["max_total"],
+        lateness=lateness,
     )
 
 

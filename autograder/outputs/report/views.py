@@ -59,6 +59,21 @@ class StudentRow:
     href: str
     cells: list[Cell]  # one per stage of STAGES, in order
     total: Score
+    final: Score | None = None  # after the course policy (--policy), or None without one
+    late: str = ""  # in words: which stages were late and what it cost ("03: 2 days late, -4"), or ""
+
+
+@dataclass(frozen=True)
+class DeadlineRow:
+    """One stage under the course policy, on the student's page."""
+
+    stage: str
+    submitted: str  # when, and where that came from: "2025-03-08T10:00:00+01:00 (git commit)", or "–"
+    due: str  # "–" when the stage has no due date
+    extension: str
+    late: str  # "2 days", or "" when on time
+    penalty: str  # "-4 (20 %)", or ""
+    score: Score
 
 
 @dataclass(frozen=True)
@@ -128,6 +143,7 @@ class ClassReport:
     pass_rates: list[PassRate]
     flags: list[Flag]
     flagged_students: int
+    policy: bool = False  # some student was graded under a course policy: the table shows late work
 
 
 @dataclass(frozen=True)
@@ -157,6 +173,8 @@ class FeedbackPage:
     total: Score
     notes: str  # Markdown: the grader's notes on the whole submission
     stages: list[StageSection]
+    deadlines: list[DeadlineRow] = ()  # under a course policy, one per stage; empty without one
+    final: Score | None = None  # the total after the course policy
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -221,13 +239,57 @@ def _cell(result: SubmissionResult, stage: Stage) -> Cell:
     return Cell(entry.score, entry.max_score, OUTCOME_TEXT.get(entry.outcome, ""))
 
 
+def _late_words(entry) -> str:
+    return f"{entry.late} {entry.unit}{'s' * (entry.late != 1)}" if entry.late else ""
+
+
+def _late_summary(result: SubmissionResult) -> str:
+    parts = []
+    for stage_id, entry in (result.lateness or {}).items():
+        if entry.late or entry.extension:
+            cost = f", -{points(entry.penalty)}" if entry.penalty else ""
+            extension = f" (extension {entry.extension})" if entry.extension else ""
+            late = f"{_late_words(entry)} late" if entry.late else "on time"
+            parts.append(f"{stage_id[:2]}: {late}{cost}{extension}")
+    return "; ".join(parts)
+
+
+def _final(result: SubmissionResult) -> Score | None:
+    return None if result.lateness is None else Score(result.final_total, result.max_total)
+
+
+def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
+    rows = []
+    for stage_id, entry in (result.lateness or {}).items():
+        submitted = f"{entry.submitted} ({entry.source})" if entry.submitted else "–"
+        penalty = f"-{points(entry.penalty)} ({points(entry.penalty_percent)} %)" if entry.penalty_percent else ""
+        max_score = result.stages[stage_id].max_score if stage_id in result.stages else 0
+        rows.append(
+            DeadlineRow(
+                stage_id,
+                submitted,
+                entry.due or "–",
+                entry.extension,
+                _late_words(entry),
+                penalty,
+                Score(entry.score, max_score),
+            )  # fmt: skip
+        )
+    return rows
+
+
 def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple = ()) -> ClassReport:
     """The class report of these results (student -> record), with notes about the run as a whole."""
     students = sorted(results)
     totals = [results[name].total for name in students]
     rows = [
         StudentRow(
-            name, feedback_href(name), [_cell(results[name], stage) for stage in STAGES], Score(total, TOTAL_POINTS)
+            name,
+            feedback_href(name),
+            [_cell(results[name], stage) for stage in STAGES],
+            Score(total, TOTAL_POINTS),
+            _final(results[name]),
+            _late_summary(results[name]),
         )
         for name, total in zip(students, totals, strict=True)
     ]
@@ -256,6 +318,7 @@ def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple 
         pass_rates=pass_rates(results),
         flags=[flag for found in flags.values() for flag in found],
         flagged_students=sum(bool(found) for found in flags.values()),
+        policy=any(results[name].lateness is not None for name in students),
     )
 
 
@@ -298,4 +361,6 @@ def feedback_page(result: SubmissionResult, show_hidden: bool = False) -> Feedba
         total=Score(result.total, result.max_total),
         notes=result.output if result.output.strip() else "",
         stages=[_section(stage_id, result.stages[stage_id], show_hidden) for stage_id in ids],
+        deadlines=deadline_rows(result),
+        final=_final(result),
     )

@@ -1,1 +1,1 @@
-"""Course administration: the policy file, submission times, the roster and the exports into an LMS."""
+"""Running a course: the policy file, submission times, the roster, LMS exports, feedback handed back, similar code."""

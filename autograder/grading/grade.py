@@ -403,9 +403,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _grade_class(args, stop: threading.Event) -> int:
     try:
-        students, notes = find_class(args.submissions, args.out)
+        found = find_class(args.submissions, args.out)
     except (ClassError, OSError) as error:
         return _fail(str(error))
+    students, notes = found.students, found.notes
     gradebook_path = args.gradebook or args.out / "gradebook.db"
     problem = output_problem(args.out) or gradebook_problem(gradebook_path)
     if problem:

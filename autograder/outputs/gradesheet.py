@@ -6,7 +6,7 @@ from pathlib import Path
 
 from autograder.course.stages import STAGES
 from autograder.grading.record import SubmissionResult
-from autograder.outputs import clean_line, write_atomically
+from autograder.outputs import clean_line, name_order, write_atomically
 
 HEADER = ["student", *(stage.id for stage in STAGES), "total"]
 # A cell starting with one of these is evaluated by Excel, LibreOffice and Google Sheets (=HYPERLINK(...)).
@@ -28,7 +28,7 @@ def write_grades(path: Path, results: dict[str, SubmissionResult]) -> None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(HEADER)
-    for student in sorted(results):
+    for student in sorted(results, key=name_order):
         stages = results[student].stages
         row = [stages[stage.id].score for stage in STAGES]
         writer.writerow([inert(clean_line(student)), *map(points, row), points(sum(row))])

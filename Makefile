@@ -22,6 +22,7 @@ system:
 demo: $(READY) system
 	rm -rf demo-out
 	$(BIN)/python -m autograder grade examples/submissions --out demo-out --time-limit 10
+	$(BIN)/python -m autograder grade examples/messy_class --out demo-out/messy --time-limit 3
 
 lint: $(READY)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pre-commit run --all-files --show-diff-on-failure

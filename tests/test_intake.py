@@ -38,6 +38,7 @@ from autograder.grading.submissions import (
     printable,
     read_student,
 )
+from autograder.outputs import name_order
 from tests.classes import perfect, reference, write_student, write_zip
 
 STAGE_IDS = [stage.id for stage in STAGES]
@@ -75,6 +76,11 @@ def assert_well_formed(submission) -> None:
         assert len(text) <= MAX_NOTE
     assert len(submission.notes) <= MAX_NOTES
     assert len(submission.files_hash) == 64
+
+
+def students_and_notes(folder: Path, out: Path | None = None) -> tuple[list[tuple[str, Path]], list[str]]:
+    found = find_class(folder, out)
+    return found.students, found.notes
 
 
 def read(path: Path):
@@ -115,7 +121,7 @@ def test_a_folder_linked_to_a_classmate_earns_nothing(tmp_path):
     (alice / "count_games.py").symlink_to(folder / "bob" / "02_count_games" / "count_games.py")
     submission = read(alice)
     assert submission.sources == {} and read(folder / "bob").problems == {}
-    students, _ = find_class(folder)
+    students, _ = students_and_notes(folder)
     assert [name for name, _ in students] == ["alice", "bob"]
 
 
@@ -148,7 +154,7 @@ def test_a_student_entry_that_is_a_link_is_listed_and_unreadable(tmp_path):
     (folder / "alice").symlink_to("bob")
     write_zip(tmp_path / "upload.zip", perfect())
     (folder / "carol.zip").symlink_to(tmp_path / "upload.zip")
-    students, _ = find_class(folder)
+    students, _ = students_and_notes(folder)
     assert [name for name, _ in students] == ["alice", "bob", "carol"]
     paths = dict(students)
     assert set(read(paths["alice"]).problems.values()) == {"alice is a symbolic link; links are not followed"}
@@ -373,7 +379,7 @@ def test_a_named_pipe_or_a_device_at_a_stage_path_is_never_opened(tmp_path):
         assert read_student("bob", tmp_path / "class" / "bob.zip").problems["01_rules"] == (
             "bob.zip is not a folder or a zip file: it is a named pipe, not a file"
         )
-        students, notes = find_class(tmp_path / "class")
+        students, notes = students_and_notes(tmp_path / "class")
     assert set(submission.sources) == {"03_minimax"}
     assert (
         submission.problems["01_rules"] == "rules.py could not be read: 01_rules/rules.py is a named pipe, not a file"
@@ -455,9 +461,9 @@ def test_names_that_are_not_utf8_or_hold_control_characters_are_shown_escaped(tm
         os.mkdir(os.path.join(os.fsencode(folder), raw))
         write_student(Path(os.fsdecode(os.path.join(os.fsencode(folder), raw))), {"01_rules": reference("01_rules")})
     (folder / "caf\\xe9").mkdir()  # a real name that reads like the escaped one: both are kept, distinct
-    students, notes = find_class(folder)
+    students, notes = students_and_notes(folder)
     names = [name for name, _ in students]
-    assert names == sorted(names) and len(set(names)) == 5
+    assert names == sorted(names, key=name_order) and len(set(names)) == 5
     assert {"caf\\xe9", "red\\x1b[31mbold", "\\u202eevil", "ok-ünïcode"} <= set(names)
     assert dict(students)["caf\\xe9~2"].name == "caf\udce9"  # the literal name sorts first (byte order)
     for name, path in students:
@@ -480,12 +486,14 @@ def test_outputs_inside_submissions_are_skipped_or_renamed(tmp_path):
     (folder / ".git").mkdir()
     (folder / "__MACOSX").mkdir()
     (folder / "_private.zip").write_bytes(b"")
-    students, notes = find_class(folder, folder / "out")
+    students, notes = students_and_notes(folder, folder / "out")
     assert sorted(name for name, _ in students) == sorted(names)
     assert "skipped out: it is the output folder (--out), not a submission" in notes
-    assert "skipped 3 entries whose names start with '.' or '_': .git, __MACOSX, _private.zip" in notes
+    assert "skipped .git: a git repository's own data, not a student" in notes
+    assert "skipped __MACOSX: macOS's resource forks, added when a zip is made in the Finder, not a student" in notes
+    assert any(note.startswith("skipped _private.zip: names starting with '_' are not students") for note in notes)
     (tmp_path / "link-to-out").symlink_to(folder / "out")
-    _, notes = find_class(folder, tmp_path / "link-to-out")
+    _, notes = students_and_notes(folder, tmp_path / "link-to-out")
     assert "skipped out: it is the output folder (--out), not a submission" in notes
     folders = {output_folder(name) for name, _ in students}
     assert len(folders) == len(students) and output_folder("alice") == "alice"
@@ -499,7 +507,7 @@ def test_a_folder_and_a_zip_of_the_same_name_keep_the_folder(tmp_path):
     folder = tmp_path / "class"
     write_student(folder / "alice", {"01_rules": reference("01_rules")})
     write_zip(folder / "alice.zip", perfect())
-    students, notes = find_class(folder)
+    students, notes = students_and_notes(folder)
     assert students == [("alice", folder / "alice")]
     assert "skipped alice.zip: alice is graded instead" in notes
 
@@ -732,7 +740,7 @@ def test_random_submissions_never_break_the_reader(entries, zipped):
             assert read_student(path.name, path) == first  # the same read twice
             again = build_tree(Path(two), entries, zipped)
             assert read_student(again.name, again) == first  # elsewhere, later: the same result and hash
-            students, notes = find_class(Path(one) / "class")
+            students, notes = students_and_notes(Path(one) / "class")
         for source in first.sources.values():
             assert SECRET not in source.text
             assert len(source.text) <= (MAX_CODE_CHARS if source.name.endswith(".ipynb") else MAX_FILE_BYTES)
@@ -753,12 +761,12 @@ def test_random_class_folders_give_printable_distinct_names(names):
             with contextlib.suppress(FileExistsError):
                 os.mkdir(os.path.join(folder, name))
         try:
-            students, notes = find_class(Path(os.fsdecode(folder)))
+            students, notes = students_and_notes(Path(os.fsdecode(folder)))
         except ClassError as error:
-            assert "holds no submissions" in str(error)
+            assert "holds no submissions" in str(error) or "is one student's folder" in str(error)
             return
         shown = [name for name, _ in students]
-        assert shown == sorted(shown) and len(set(shown)) == len(shown)
+        assert shown == sorted(shown, key=name_order) and len(set(shown)) == len(shown)
         assert len({output_folder(name) for name in shown}) == len(shown)
         for text in [*shown, *notes]:
             assert printable(text, 10**6) == text
@@ -766,3 +774,116 @@ def test_random_class_folders_give_printable_distinct_names(names):
         for name, path in students:
             assert path.is_dir() and not path.name.startswith((".", "_"))
             assert_well_formed(read_student(name, path))
+
+
+# --------------------------------------------------------------------------------------------------
+# Near-miss names, folders that are not students, one student's folder
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "found, should",
+    [
+        ("Rules.py", "rules.py"),
+        ("rules (1).py", "rules.py"),
+        ("rules - Copy.py", "rules.py"),
+        ("rules.py.txt", "rules.py"),
+        ("01_rules/Rules.py", "01_rules/rules.py"),
+        ("1_rules/rules.py", "01_rules/rules.py"),
+        ("01-Rules/rules (2).py", "01_rules/rules.py"),
+        ("Rules.ipynb", "rules.ipynb"),
+    ],
+)
+def test_a_near_miss_name_is_graded_as_the_name_it_should_have_with_a_note(tmp_path, found, should):
+    folder = tmp_path / "alice"
+    (folder / found).parent.mkdir(parents=True, exist_ok=True)
+    text = reference("01_rules")
+    (folder / found).write_bytes(notebook(text) if found.endswith(".ipynb") else text.encode())
+    submission = read(folder)
+    assert submission.sources["01_rules"].name == found
+    assert f"found {found}, graded it as {should}: name it {should} next time" in submission.sources["01_rules"].notes
+    assert submission.renamed == {"01_rules": (found, should)}
+    (folder / found).rename((folder / found).with_name("notes.py"))  # no longer a near miss: not submitted
+    assert read(folder).problems["01_rules"] == "rules.py was not submitted"
+
+
+def test_two_near_misses_are_refused_naming_both_and_an_exact_name_wins(tmp_path):
+    folder = tmp_path / "alice"
+    folder.mkdir()
+    (folder / "Rules.py").write_text(reference("01_rules"))
+    (folder / "rules (1).py").write_text(reference("01_rules"))
+    assert read(folder).problems["01_rules"] == (
+        "found Rules.py and rules (1).py for rules.py: hand in one file named rules.py"
+    )
+    (folder / "rules.py").write_text(reference("01_rules"))
+    submission = read(folder)
+    assert submission.sources["01_rules"].name == "rules.py" and not submission.renamed
+
+
+def test_a_near_miss_in_a_zip_is_found_too_and_links_stay_unfollowed(tmp_path):
+    with zipfile.ZipFile(tmp_path / "bob.zip", "w") as archive:
+        archive.writestr("bob/Rules.py", reference("01_rules"))
+    assert read(tmp_path / "bob.zip").renamed == {"01_rules": ("Rules.py", "rules.py")}
+    folder = tmp_path / "carol"
+    folder.mkdir()
+    (tmp_path / "secret.py").write_text(SECRET)
+    (folder / "Rules.py").symlink_to(tmp_path / "secret.py")
+    submission = read(folder)
+    assert "01_rules" not in submission.sources and submission.problems["01_rules"] == "rules.py was not submitted"
+
+
+def test_folders_that_are_not_students_are_skipped_one_note_each(tmp_path):
+    folder = tmp_path / "class"
+    write_student(folder / "alice", {"01_rules": reference("01_rules")})
+    for name in ("__MACOSX", "Thumbs", ".ipynb_checkpoints", ".git", "old-out/alice"):
+        (folder / name).mkdir(parents=True)
+    (folder / "Thumbs.db").write_bytes(b"")
+    (folder / "notes.txt").write_text("")
+    (folder / "old-out" / "gradebook.db").write_bytes(b"SQLite format 3\0" + bytes(100))
+    (folder / "results-copy").mkdir()
+    (folder / "results-copy" / "results.json").write_text('{\n  "execution_time": 1.0\n}\n')
+    (folder / "own-results").mkdir()  # a student's own results.json is not the grader's
+    (folder / "own-results" / "results.json").write_text("{}")
+    (folder / "out").mkdir()
+    found = find_class(folder, folder / "out")
+    assert [name for name, _ in found.students] == ["alice", "own-results"]
+    reasons = dict(found.skipped)
+    assert list(reasons) == sorted(reasons, key=name_order)
+    assert set(reasons) == {
+        "__MACOSX", "Thumbs", "Thumbs.db", ".ipynb_checkpoints", ".git", "old-out", "results-copy", "notes.txt", "out"
+    }  # fmt: skip
+    assert "gradebook.db" in reasons["old-out"] and "results.json" in reasons["results-copy"]
+    assert reasons["Thumbs"] == "a Windows thumbnail folder, not a student"
+    assert all(f"skipped {name}: {why}" in found.notes for name, why in found.skipped)
+
+
+@pytest.mark.parametrize("inside", ["01_rules", "rules.py", "Rules.py", "1_rules", "count_games (1).py"])
+def test_one_students_folder_given_as_the_class_is_refused_with_the_command_to_run(tmp_path, inside):
+    student = tmp_path / "class" / "alice"
+    (student / inside).parent.mkdir(parents=True, exist_ok=True)
+    (student / inside).mkdir() if "." not in inside else (student / inside).write_text("")
+    with pytest.raises(ClassError) as refused:
+        find_class(student)
+    assert f"autograde grade {tmp_path / 'class'} --out OUT --student alice" in str(refused.value)
+    assert "one student's folder" in str(refused.value)
+
+
+def test_names_sort_as_people_expect():
+    names = ["student10", "Student2", "bob", "Ada", "student1", "ada", "x"]
+    assert sorted(names, key=name_order) == ["Ada", "ada", "bob", "student1", "Student2", "student10", "x"]
+    assert sorted(["9" * 5000, "1" + "0" * 5000], key=name_order)[0] == "9" * 5000  # no int(): no digit limit
+
+
+def test_outputs_are_written_with_the_usual_permissions(tmp_path):
+    from autograder.outputs import write_atomically
+
+    previous = os.umask(0o022)
+    try:
+        write_atomically(tmp_path / "out" / "grades.csv", "student\n")
+        os.umask(0o077)
+        write_atomically(tmp_path / "out" / "private.csv", "student\n")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "out" / "grades.csv").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "out" / "private.csv").stat().st_mode) == 0o600
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["grades.csv", "private.csv"]

@@ -33,6 +33,7 @@ from autograder.course.stages import ROOT, STAGES
 from autograder.grading import sandbox
 from autograder.grading.judge import DEFAULT_SECONDS, Cancelled, grade_stage
 from autograder.grading.judging import fail_all
+from autograder.grading.part import PartError, chosen_part, kept_stages, stored_hash
 from autograder.grading.record import GradingParameters, Outcome, StageResult, SubmissionResult
 from autograder.grading.submissions import ClassError, Submission, find_class, output_folder, read_student
 from autograder.outputs import clean_line, gradesheet, uncreatable, write_atomically
@@ -87,9 +88,11 @@ def grade_submission(
     isolation: sandbox.Isolation,
     seconds: float = DEFAULT_SECONDS,
     stop: threading.Event | None = None,
+    kept: dict[str, StageResult] | None = None,
 ) -> SubmissionResult:
     """Every stage of one student, each in its own sandboxed child; returns the record of their results.
 
+    kept: stages taken over as they are (from a stored result; --stage grades only the others).
     Raises Cancelled once stop is set (the run was interrupted), GradingFailure when the grader itself failed.
     """
     started = time.perf_counter()
@@ -97,6 +100,9 @@ def grade_submission(
     for stage in STAGES:
         if stop is not None and stop.is_set():
             raise Cancelled(f"interrupted before {stage.id}")
+        if kept and stage.id in kept:
+            stages[stage.id] = kept[stage.id]
+            continue
         if stage.id in submission.problems:
             problem = submission.problems[stage.id]
             stages[stage.id] = fail_all(
@@ -139,10 +145,12 @@ def ungraded(student: str, reason: str, isolation: sandbox.Isolation, seconds: f
     return ungraded_result(student, reason, isolation, 0.0, grading_parameters(isolation, seconds))
 
 
-def _grade_guarded(submission: Submission, isolation, seconds: float, stop: threading.Event) -> SubmissionResult:
+def _grade_guarded(
+    submission: Submission, isolation, seconds: float, stop: threading.Event, kept: dict | None = None
+) -> SubmissionResult:
     """grade_submission behind the fault barrier (runs in a worker thread)."""
     try:
-        return grade_submission(submission, isolation, seconds, stop)
+        return grade_submission(submission, isolation, seconds, stop, kept)
     except Cancelled:
         raise
     except Exception as error:
@@ -385,6 +393,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary table")
     parser.add_argument("--policy", type=Path, help="the course policy (TOML): due dates, late penalty, extensions")
     parser.add_argument("--roster", type=Path, help="the class roster (CSV: folder,id,name,email,section)")
+    parser.add_argument(
+        "--student",
+        action="append",
+        metavar="NAME",
+        help="grade only this student again (repeatable); the others keep their stored results",
+    )
+    parser.add_argument(
+        "--stage",
+        action="append",
+        metavar="ID",
+        help="grade only this stage again (3, 03_minimax or minimax; repeatable); the others are taken over",
+    )
     return parser
 
 
@@ -413,12 +433,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def _grade_class(args, stop: threading.Event) -> int:
     try:
-        students, notes = find_class(args.submissions, args.out)
+        found = find_class(args.submissions, args.out)
     except (ClassError, OSError) as error:
         return _fail(str(error))
+    students, notes = found.students, found.notes
     try:
         course = load_course(args.policy, args.roster, students)
     except (PolicyError, RosterError) as error:
+        return _fail(str(error))
+    try:
+        part = chosen_part([name for name, _ in students], args.student, args.stage)
+    except PartError as error:
         return _fail(str(error))
     gradebook_path = args.gradebook or args.out / "gradebook.db"
     problem = output_problem(args.out) or gradebook_problem(gradebook_path)
@@ -459,19 +484,45 @@ def _grade_class(args, stop: threading.Event) -> int:
     batch = Batch(args.out, book, run_id, parameters, isolation, args, course)
 
     pending: list[Submission] = []
+    kept: dict[str, dict] = {}  # student -> the stages --stage takes over
     regraded: Counter[str] = Counter()
+    if not part.whole:
+        console.say(part.described(sum(map(part.grades, (name for name, _ in students))), len(students)))
+    left_out = []
     for name, path in students:
         if stop.is_set():
             break
+        if not part.grades(name):  # not read at all: its latest stored result stands, whatever the files are now
+            try:
+                stored = book.latest_result(name)
+            except Exception as error:
+                reason = failure_reason(error, "while looking it up in the gradebook")
+                batch.finish(name, ungraded(name, reason, isolation, args.time_limit), None)
+                continue
+            if stored:
+                batch.finish_reused(name, *stored)
+            else:
+                left_out.append(name)
+            continue
         try:
             submission = read_student(name, path)
         except Exception as error:
             reason = failure_reason(error, "while reading it")
             batch.finish(name, ungraded(name, reason, isolation, args.time_limit), None)
             continue
+        for stage_id, (was, should) in sorted(submission.renamed.items()):
+            console.say(f"{name}: found {was}, graded it as {should} ({stage_id})")
         try:
             stored, reason = None if args.regrade else book.stored(name, submission.files_hash, parameters), None
-            if args.regrade:
+            if not part.whole:
+                stored, reason = None, None
+                previous = book.latest_result(name)
+                taken = kept_stages(part, previous[1] if previous else None)
+                if taken is not None:
+                    kept[name] = taken
+                    consistent = why_regraded(book.latest(name), submission.files_hash, parameters) is None
+                    submission.files_hash = stored_hash(submission.files_hash, consistent)
+            elif args.regrade:
                 reason = "--regrade"
             elif not stored:
                 reason = why_regraded(book.latest(name), submission.files_hash, parameters)
@@ -485,7 +536,13 @@ def _grade_class(args, stop: threading.Event) -> int:
             pending.append(submission)
             if reason:
                 regraded[reason] += 1
-    if batch.reused:
+    if left_out:
+        console.say(
+            f"{len(left_out)} students have no stored result yet and are left out: {', '.join(left_out[:5])}"
+            + (" ..." if len(left_out) > 5 else "")
+            + "; grade them without --student"
+        )
+    if batch.reused and part.whole:
         console.say(f"{batch.reused} of {len(students)} submissions are unchanged since they were graded: reused.")
     regrade_lines = [f"{count} regraded: {reason}" for reason, count in regraded.most_common()]
     for line in regrade_lines:
@@ -494,7 +551,9 @@ def _grade_class(args, stop: threading.Event) -> int:
     pool = ThreadPoolExecutor(max_workers=args.jobs)
     futures: dict[Future, Submission] = {}
     if not stop.is_set():
-        futures = {pool.submit(_grade_guarded, s, isolation, args.time_limit, stop): s for s in pending}
+        futures = {
+            pool.submit(_grade_guarded, s, isolation, args.time_limit, stop, kept.get(s.student)): s for s in pending
+        }
     waiting = set(futures)
     with console.progress(len(futures)) as advance:
         while waiting and not stop.is_set():

@@ -17,11 +17,13 @@ from pathlib import Path
 
 from autograder.course.stages import STAGES, Stage
 from autograder.grading.intake.folders import MAX_ENTRIES, FolderTree
-from autograder.grading.intake.layout import candidates, locate
+from autograder.grading.intake.layout import candidates, locate, near_misses
 from autograder.grading.intake.notebook import extract_code
+from autograder.grading.intake.skipping import stage_entries, why_skipped
 from autograder.grading.intake.text import MAX_NOTE, MAX_NOTES, capped, note, printable
 from autograder.grading.intake.tree import MAX_FILE_BYTES, Overflow, Tree, Unreadable, kind_of
 from autograder.grading.intake.zips import MAX_ZIP_MEMBERS, ZipTree
+from autograder.outputs import name_order
 
 __all__ = [  # what callers use; the caps live where they are enforced
     "MAX_ENTRIES",
@@ -31,6 +33,7 @@ __all__ = [  # what callers use; the caps live where they are enforced
     "MAX_ZIP_MEMBERS",
     "OUTPUT_NAMES",
     "ClassError",
+    "ClassFolder",
     "Source",
     "Submission",
     "find_class",
@@ -58,14 +61,11 @@ class Submission:
     problems: dict[str, str] = field(default_factory=dict)  # stage id -> why it cannot be graded
     notes: list[str] = field(default_factory=list)  # about the submission as a whole
     files_hash: str = ""
+    renamed: dict[str, tuple[str, str]] = field(default_factory=dict)  # stage id -> (name found, name it should have)
 
 
 class ClassError(Exception):
     """The SUBMISSIONS folder itself is unusable (missing, empty, not a folder)."""
-
-
-def _count(entries: list) -> str:
-    return "1 entry" if len(entries) == 1 else f"{len(entries):,} entries"
 
 
 def _listed(names: list[str], most: int = 8) -> str:
@@ -91,13 +91,23 @@ def output_folder(student: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def find_class(folder: Path, out: Path | None = None) -> tuple[list[tuple[str, Path]], list[str]]:
-    """The students of a SUBMISSIONS folder and notes about what was skipped.
+@dataclass
+class ClassFolder:
+    """What find_class read: the students, the entries skipped as not students, and notes about both."""
 
-    Returns ([(name, path to their folder or zip)] sorted by name, notes). Names are printable (see
-    printable()); the path is the real one. Entries that are symbolic links are listed as students
-    (read_student says they are not followed); OUT itself when it lies inside SUBMISSIONS, names
-    starting with "." or "_" (.git, __MACOSX, .DS_Store) and files that are not zips are skipped.
+    students: list[tuple[str, Path]]  # (name as shown, the real path of their folder or zip), in name_order
+    notes: list[str]  # one line each, for the console and the report
+    skipped: list[tuple[str, str]]  # (entry as shown, why it is not a student), in name_order
+
+
+def find_class(folder: Path, out: Path | None = None) -> ClassFolder:
+    """The students of a SUBMISSIONS folder, and what was skipped as not a student, with one note each.
+
+    Names are printable (see printable()); the path is the real one. Entries that are symbolic links are
+    listed as students (read_student says they are not followed). Skipped: OUT itself when it lies inside
+    SUBMISSIONS, what tools leave (__MACOSX, Thumbs, .git, .ipynb_checkpoints, ...), names starting with "." or
+    "_", folders holding an earlier run's output, and files that are not zips. A SUBMISSIONS that is one
+    student's own folder (it holds stage folders or modules) is a ClassError that says what to run instead.
     """
     try:
         info = os.stat(folder)  # the instructor's own path: a link to it is fine
@@ -108,9 +118,10 @@ def find_class(folder: Path, out: Path | None = None) -> tuple[list[tuple[str, P
     if not stat.S_ISDIR(info.st_mode):
         raise ClassError(f"{folder} is not a folder of submissions")
     try:
-        entries = sorted(os.listdir(folder), key=os.fsencode)  # byte order: the same on every machine
+        entries = sorted(os.listdir(folder), key=lambda entry: (name_order(printable(entry)), os.fsencode(entry)))
     except OSError as error:
         raise ClassError(f"{folder} cannot be read: {error.strerror or error}") from None
+    _refuse_one_student(folder, entries)
 
     out_real, out_id = None, None
     if out is not None:
@@ -123,8 +134,7 @@ def find_class(folder: Path, out: Path | None = None) -> tuple[list[tuple[str, P
     folder_real = os.path.realpath(folder)
 
     notes: list[str] = []
-    hidden: list[str] = []
-    others: list[str] = []
+    skipped: list[tuple[str, str]] = []
     chosen: dict[str, tuple[int, str, Path]] = {}  # real name -> (preference, entry, path)
     for entry in entries:
         path = folder / entry
@@ -136,10 +146,11 @@ def find_class(folder: Path, out: Path | None = None) -> tuple[list[tuple[str, P
             os.path.join(folder_real, entry) == out_real
             or (out_id == (entry_stat.st_dev, entry_stat.st_ino) and not stat.S_ISLNK(entry_stat.st_mode))
         ):
-            notes.append(f"skipped {printable(entry)}: it is the output folder (--out), not a submission")
+            skipped.append((printable(entry), "it is the output folder (--out), not a submission"))
             continue
-        if entry.startswith((".", "_")):
-            hidden.append(entry)
+        why = why_skipped(str(folder), entry, entry_stat)
+        if why:
+            skipped.append((printable(entry), why))
             continue
         is_zip = entry.lower().endswith(".zip") and len(entry) > 4
         if stat.S_ISDIR(entry_stat.st_mode):
@@ -149,7 +160,7 @@ def find_class(folder: Path, out: Path | None = None) -> tuple[list[tuple[str, P
         elif stat.S_ISLNK(entry_stat.st_mode):
             name, preference = (entry[:-4] if is_zip else entry), 2
         else:
-            others.append(entry)
+            skipped.append((printable(entry), "neither a folder nor a .zip file"))
             continue
         if name in chosen:
             kept, dropped = sorted([chosen[name], (preference, entry, path)])
@@ -157,11 +168,7 @@ def find_class(folder: Path, out: Path | None = None) -> tuple[list[tuple[str, P
             chosen[name] = kept
         else:
             chosen[name] = (preference, entry, path)
-    if hidden:
-        whose = "whose name starts" if len(hidden) == 1 else "whose names start"
-        notes.append(f"skipped {_count(hidden)} {whose} with '.' or '_': {_listed(hidden)}")
-    if others:
-        notes.append(f"skipped {_count(others)}, neither a folder nor a .zip file: {_listed(others)}")
+    notes += [f"skipped {entry}: {why}" for entry, why in skipped]
 
     students: list[tuple[str, Path]] = []
     taken: set[str] = set()
@@ -182,7 +189,20 @@ def find_class(folder: Path, out: Path | None = None) -> tuple[list[tuple[str, P
         students.append((shown, path))
     if not students:
         raise ClassError(f"{folder} holds no submissions (expected one folder or .zip per student)")
-    return sorted(students, key=lambda student: student[0]), capped([note(n) for n in notes])
+    students.sort(key=lambda student: name_order(student[0]))
+    return ClassFolder(students, capped([note(n) for n in notes]), skipped)
+
+
+def _refuse_one_student(folder: Path, entries: list[str]) -> None:
+    """SUBMISSIONS is one student's folder when it holds stage folders or modules: say what to run instead."""
+    stages = stage_entries(entries)
+    if not stages:
+        return
+    whole = folder.resolve()
+    raise ClassError(
+        f"{folder} is one student's folder, not a class (it holds {_listed(stages, 3)}); grade it with its class: "
+        f"autograde grade {whole.parent} --out OUT --student {printable(whole.name)}"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -259,8 +279,42 @@ def _read_stage(submission: Submission, tree: Tree, root: tuple[str, ...], stage
     if reasons:
         submission.problems[stage.id] = note(f"{stage.filename} could not be read: {reasons[0]}")
         digest.update(f"{stage.id}\0!{submission.problems[stage.id]}\0".encode())
-    else:
+        return
+    try:
+        found = near_misses(tree, root, stage)
+    except Overflow:
+        raise
+    except Unreadable as error:
+        found, submission.problems[stage.id] = [], note(f"{stage.filename} could not be read: {error}")
+    if len(found) > 1:
+        names = " and ".join(printable(shown, 60) for shown, _should in found[:4])
+        more = f" (and {len(found) - 4} more)" if len(found) > 4 else ""
+        submission.problems[stage.id] = note(
+            f"found {names}{more} for {stage.filename}: hand in one file named {found[0][1]}"
+        )
+        digest.update(f"{stage.id}\0!{submission.problems[stage.id]}\0".encode())
+    elif found:
+        _read_near_miss(submission, tree, root, stage, digest, *found[0])
+    elif stage.id not in submission.problems:
         submission.problems[stage.id] = f"{stage.filename} was not submitted"
+
+
+def _read_near_miss(submission: Submission, tree: Tree, root: tuple, stage: Stage, digest, shown: str, should: str):
+    """A stage file found under a near-miss name: graded as the name it should have, with a note saying so."""
+    try:
+        raw = tree.read(root + tuple(shown.split("/")), shown)
+        digest.update(f"{stage.id}\0{shown}\0".encode() + raw + b"\0")
+        source = _source(shown, raw)
+    except Overflow:
+        raise
+    except (Unreadable, ValueError) as error:
+        submission.problems[stage.id] = note(str(error))
+        digest.update(f"{stage.id}\0!{submission.problems[stage.id]}\0".encode())
+        return
+    renamed = note(f"found {printable(shown)}, graded it as {printable(should)}: name it {printable(should)} next time")
+    source.notes.insert(0, renamed)
+    submission.sources[stage.id] = source
+    submission.renamed[stage.id] = (printable(shown), printable(should))
 
 
 def _source(name: str, raw: bytes) -> Source:

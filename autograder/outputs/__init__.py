@@ -7,7 +7,7 @@ UTF-8 encoders (files, SQLite, json with ensure_ascii=False) refuse or the contr
 
 import os
 import re
-import tempfile
+import secrets
 from pathlib import Path
 
 MAX_TEXT = 20_000  # any one string of a student's record, once capped where it is built (see results.py)
@@ -15,6 +15,23 @@ MAX_TEXT = 20_000  # any one string of a student's record, once capped where it 
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 and C1 controls and DEL; tab and newline stay
 _LINE_BREAKS = re.compile("[\t\n\u2028\u2029]")  # what clean() leaves that still breaks a line
+_NUMBERS = re.compile("([0-9]+)")
+
+
+def name_order(name: str) -> tuple:
+    """The sort key of students' names everywhere they are listed: as people sort them, the same on any machine.
+
+    Without case, numbers by value (student2 before student10), then by code point to break ties (Ada, ada).
+    Numbers compare by length and digits, never converted: a name of 5,000 digits is still a name.
+    """
+    parts = _NUMBERS.split(name.casefold())  # text, number, text, ...: the same kinds at the same places
+    key = tuple(_number(part) if index % 2 else part for index, part in enumerate(parts))
+    return key, name
+
+
+def _number(digits: str) -> tuple[int, str, str]:
+    value = digits.lstrip("0")
+    return len(value), value, digits
 
 
 def clean(text, limit: int = MAX_TEXT) -> str:
@@ -42,9 +59,19 @@ def clean_tree(value):
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write text so that a reader (or a crash) never sees half a file."""
+    """Write text so that a reader (or a crash) never sees half a file.
+
+    The file gets the usual permissions (0666 less the umask, as open() gives): tempfile's 0600 would keep the
+    other TAs on a shared server from reading grades.csv.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    while True:
+        temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}"
+        try:
+            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from autograder.course.stages import STAGES, TOTAL_POINTS
 from autograder.grading.record import Outcome, SubmissionResult
-from autograder.outputs import clean_line
+from autograder.outputs import clean_line, name_order
 from autograder.outputs.gradesheet import points
 
 ORDINARY = (Outcome.PASSED, Outcome.FAILED, Outcome.MISSING, Outcome.ERROR)  # the rest are named in the table
@@ -56,7 +56,7 @@ class Console:
         for stage in STAGES:
             table.add_column(f"{stage.id[:2]}\n/{stage.points}", justify="right")
         table.add_column(f"total\n/{TOTAL_POINTS}", justify="right", style="bold")
-        for student in sorted(results):
+        for student in sorted(results, key=name_order):
             cells = []
             for stage in STAGES:
                 entry = results[student].stages[stage.id]

@@ -239,6 +239,13 @@ class Gradebook:
         ).fetchone()  # fmt: skip
         return (row[0], from_json(json.loads(row[1]))) if row else None
 
+    def latest_result(self, student: str) -> tuple[int, SubmissionResult] | None:
+        """The student's latest stored result, whatever it was graded from (what a part run takes over)."""
+        row = self.db.execute(
+            "SELECT id, results_json FROM submissions WHERE student = ? ORDER BY id DESC LIMIT 1", (student,)
+        ).fetchone()
+        return (row[0], from_json(json.loads(row[1]))) if row else None
+
     def latest(self, student: str) -> dict | None:
         """How the student's latest stored result was graded: files_hash and the PARAMETERS (None where unknown)."""
         row = self.db.execute(

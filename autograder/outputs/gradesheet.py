@@ -6,7 +6,7 @@ from pathlib import Path
 
 from autograder.course.stages import BONUS_STAGES_ON, CORE_STAGES, STAGES
 from autograder.grading.record import SubmissionResult
-from autograder.outputs import clean_line, write_atomically
+from autograder.outputs import clean_line, name_order, write_atomically
 
 BONUS = [stage for stage in STAGES if stage.bonus]
 # The first nine columns never change: bonus stages (when the course has them on) come after total, then bonus.
@@ -32,7 +32,7 @@ def write_grades(path: Path, results: dict[str, SubmissionResult]) -> None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(HEADER)
-    for student in sorted(results):
+    for student in sorted(results, key=name_order):
         stages = results[student].stages
         row = [stages[stage.id].score for stage in CORE_STAGES]
         cells = [inert(clean_line(student)), *map(points, row), points(sum(row))]

@@ -4,7 +4,7 @@ import os
 import stat
 from pathlib import Path
 
-from autograder.grading.intake.layout import is_relevant
+from autograder.grading.intake.layout import is_near, is_relevant
 from autograder.grading.intake.tree import (
     MAX_FILE_BYTES,
     OPEN_DIR,
@@ -55,7 +55,7 @@ class FolderTree(Tree):
         # Not charged to the student's entries (a big folder beside the wrapper must not spoil the
         # submission), but a folder over the cap never counts, whatever order its entries come in.
         try:
-            return any(map(is_relevant, self._scan(parts, charged=False)))
+            return any(map(is_near, self._scan(parts, charged=False)))
         except Unreadable:
             return False
 

@@ -7,7 +7,7 @@ import struct
 import zipfile
 from pathlib import Path
 
-from autograder.grading.intake.layout import is_relevant
+from autograder.grading.intake.layout import is_near, is_relevant
 from autograder.grading.intake.text import printable
 from autograder.grading.intake.tree import MAX_FILE_BYTES, OPEN_FILE, Tree, Unreadable, kind_of, os_reason
 
@@ -119,7 +119,7 @@ class ZipTree(Tree):
         return self.folders.get(parts, {})
 
     def holds_stage_files(self, parts: tuple[str, ...]) -> bool:
-        return any(map(is_relevant, self.folders.get(parts, {})))
+        return any(map(is_near, self.folders.get(parts, {})))
 
     def read(self, parts: tuple[str, ...], name: str) -> bytes:
         member = self.files[parts]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.stages import ROOT, STAGES
+from autograder.course.stages import CORE_STAGES, ROOT
 from autograder.grading.submissions import find_class, read_student
 from tests.classes import grade, read_grades
 
@@ -54,7 +54,7 @@ def test_what_is_not_a_student_is_skipped_with_a_reason_each():
 
 def test_each_student_is_read_as_handed_in():
     read = {name: read_student(name, path) for name, path in find_class(MESSY).students}
-    assert set(read["amara"].sources) == {stage.id for stage in STAGES}
+    assert set(read["amara"].sources) == {stage.id for stage in CORE_STAGES}
     assert all("not a zip file" in problem for problem in read["ben"].problems.values())
     assert all(problem.endswith("was not submitted") for problem in read["chloe"].problems.values())
     assert read["emil"].renamed == {
@@ -65,7 +65,7 @@ def test_each_student_is_read_as_handed_in():
         "found Rules.py and rules (1).py for rules.py: hand in one file named rules.py"
     )
     assert not read["kai"].renamed and "01_rules" not in read["kai"].sources
-    assert set(read["farah"].sources) == {stage.id for stage in STAGES}  # the starters are read like any work
+    assert set(read["farah"].sources) == {stage.id for stage in CORE_STAGES}  # the starters are read like any work
 
 
 def test_the_one_student_folder_is_refused_with_the_command_to_run(tmp_path):
@@ -148,7 +148,7 @@ def test_a_part_run_grades_only_its_part_and_writes_the_whole_class(messy, tmp_p
     "option, says",
     [
         (["--student", "Emli"], "no student called 'Emli' in SUBMISSIONS; did you mean emil?"),
-        (["--stage", "8"], "no stage called '8'"),
+        (["--stage", "11"], "no stage called '11'"),
     ],
 )
 def test_an_unknown_student_or_stage_is_one_line_and_exit_2(messy, tmp_path, option, says):

@@ -26,6 +26,7 @@ from autograder.admin.policy import (
     penalty_points,
 )
 from autograder.admin.submitted import git_commit_time, parse_timestamp, submission_time
+from autograder.course.stages import CORE_STAGES
 from tests.classes import ROOT, grade, read_grades
 
 EXAMPLES = ROOT / "examples" / "submissions"
@@ -208,7 +209,8 @@ def test_final_scores_by_hand(graded):
     submissions, out, _ = graded
     # ada: 2 days after the due date, 3 days of extension on every stage: on time, 100.
     assert _late(out, "ada")["final_total"] == 100
-    assert {entry["extension"] for entry in _late(out, "ada")["stages"].values()} == {"3 days"}
+    stages = _late(out, "ada")["stages"]
+    assert {stages[stage.id]["extension"] for stage in CORE_STAGES} == {"3 days"}  # the bonus stages have no due date
     # linus (raw 10, 10, 0, 20, 0, 0, 15): 2 days late, 10 % of each stage's points a day, so 20 % off
     # 01 (2 of 10 -> 8), 02 (2 of 10 -> 8), 04 (4 of 20 -> 16); 03 earned 0 and stays 0 (never below);
     # 07 has a 2-day extension (due 2025-03-09 23:59): on time, 15. 8 + 8 + 16 + 15 = 47.

@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"autograde similar: {problem}", file=sys.stderr)
         return 2
     try:
-        students, _notes = find_class(args.submissions, args.out)
+        students = find_class(args.submissions, args.out).students
         _copydetect()
         if args.out.exists() and not args.out.is_dir():
             raise ClassError(f"cannot write to {args.out}: it is not a folder")

@@ -62,7 +62,8 @@ def parse(argv):
 
 def run(submissions: Path, seed: int, count: int, time_limit: float, out: Path | None = None):
     """(entrants, games, standings, notes) of one tournament."""
-    students, notes = find_class(submissions, out)
+    found = find_class(submissions, out)
+    students, notes = found.students, list(found.notes)
     entrants: list[Entrant] = references()
     for name, path in students:
         joined, why = student_entrants(name, path, time_limit)

@@ -37,7 +37,11 @@ jobs:
 
 def written_workflows(folder: Path) -> list[Path]:
     """The workflows the project writes rather than keeps under .github/ (the release's, the grading one)."""
-    return []
+    from autograder.authoring import release
+
+    classroom = folder / "classroom.yml"
+    classroom.write_text(release.classroom_workflow())
+    return [classroom]
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ report, the summary and the exit status), and every other student is graded, sto
 """
 
 import argparse
+import dataclasses
 import functools
 import hashlib
 import math
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from autograder.course.stages import ROOT, STAGES
 from autograder.grading import sandbox
+from autograder.grading.intake import repositories
 from autograder.grading.judge import DEFAULT_SECONDS, Cancelled, grade_stage
 from autograder.grading.judging import fail_all
 from autograder.grading.record import GradingParameters, Outcome, StageResult, SubmissionResult
@@ -282,6 +284,7 @@ class Batch:
         self.out, self.book, self.run_id, self.parameters = out, book, run_id, parameters
         self.isolation, self.seconds, self.show_hidden = isolation, args.time_limit, args.show_hidden
         self.results: dict[str, SubmissionResult] = {}  # each cleaned, as its results.json was written
+        self.commits: dict[str, repositories.Commit] = {}  # --at: the commit each student was graded at
         self.stored = self.reused = 0
 
     def finish(self, name: str, result: SubmissionResult, store: Callable[[], None] | None) -> None:
@@ -291,6 +294,8 @@ class Batch:
         are overwritten with the "could not be graded" result.
         """
         try:
+            if name in self.commits:  # where the files came from, even for a result reused from the gradebook
+                result = dataclasses.replace(result, commit=self.commits[name])
             result = cleaned(result)
             if store is not None:
                 # Drawn once for this student alone: a result the class report could not draw would stop it.
@@ -375,6 +380,12 @@ def _parser() -> argparse.ArgumentParser:
         "--show-hidden", action="store_true", help="show hidden tests' details on the feedback pages (after publishing)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary table")
+    parser.add_argument(
+        "--at",
+        metavar="TIMESTAMP",
+        help="git repositories only: grade each as it was at this time (ISO 8601 with a zone), at its last commit "
+        "then, without touching its working tree",
+    )
     return parser
 
 
@@ -396,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     args.jobs, problem = jobs_problem(args.jobs)
     if problem:
         return _fail(problem)
+    args.at, problem = repositories.parse_at(args.at) if args.at is not None else (None, None)
+    if problem:
+        return _fail(problem)
     stop = threading.Event()
     with first_interrupt_sets(stop):
         return _grade_class(args, stop)
@@ -404,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
 def _grade_class(args, stop: threading.Event) -> int:
     try:
         students, notes = find_class(args.submissions, args.out)
+        students, notes = repositories.class_of(students, notes, args.at is not None)
     except (ClassError, OSError) as error:
         return _fail(str(error))
     gradebook_path = args.gradebook or args.out / "gradebook.db"
@@ -450,7 +465,12 @@ def _grade_class(args, stop: threading.Event) -> int:
         if stop.is_set():
             break
         try:
-            submission = read_student(name, path)
+            if args.at is None:
+                submission = read_student(name, path)
+            else:
+                submission, commit = repositories.read_at(name, path, args.at)
+                if commit is not None:
+                    batch.commits[name] = commit
         except Exception as error:
             reason = failure_reason(error, "while reading it")
             batch.finish(name, ungraded(name, reason, isolation, args.time_limit), None)

@@ -95,6 +95,15 @@ class GradingParameters:
         }
 
 
+@dataclass(frozen=True)
+class Commit:
+    """The commit of a student's git repository that was graded (autograde grade --at): results.json's
+    extra_data.commit. time is the committer's date as git records it, ISO 8601 with its zone."""
+
+    hash: str
+    time: str
+
+
 @dataclass
 class SubmissionResult:
     """One graded submission (or one the grader failed on: then ungraded says why and every outcome is UNGRADED).
@@ -111,6 +120,7 @@ class SubmissionResult:
     grading: GradingParameters | None = None
     ungraded: str | None = None  # why the grader could not grade it, or None when it was graded
     max_total: int = TOTAL_POINTS
+    commit: Commit | None = None  # the repository's commit graded (--at), or None
 
     @property
     def total(self) -> float:

@@ -11,7 +11,7 @@ import json
 
 from autograder.course.stages import STAGES, TOTAL_POINTS
 from autograder.grading.judging import fail_all
-from autograder.grading.record import GradingParameters, Outcome, StageResult, SubmissionResult, TestResult
+from autograder.grading.record import Commit, GradingParameters, Outcome, StageResult, SubmissionResult, TestResult
 from autograder.outputs import clean, clean_line, clean_tree
 
 HIDDEN_VISIBILITY = "after_published"
@@ -128,6 +128,8 @@ def to_json(result: SubmissionResult) -> dict:
         extra["grading"] = result.grading.as_dict()
     if result.ungraded is not None:
         extra["ungraded"] = result.ungraded
+    if result.commit is not None:
+        extra["commit"] = {"hash": result.commit.hash, "time": result.commit.time}
     return {
         "score": result.total,
         "execution_time": result.seconds,
@@ -189,6 +191,7 @@ def from_json(data: dict) -> SubmissionResult:
         grading=grading,
         ungraded=extra.get("ungraded"),
         max_total=extra["max_total"],
+        commit=Commit(**extra["commit"]) if "commit" in extra else None,
     )
 
 

@@ -157,6 +157,7 @@ class FeedbackPage:
     total: Score
     notes: str  # Markdown: the grader's notes on the whole submission
     stages: list[StageSection]
+    commit: str = ""  # which commit of the student's repository was graded (--at), or ""
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -298,4 +299,5 @@ def feedback_page(result: SubmissionResult, show_hidden: bool = False) -> Feedba
         total=Score(result.total, result.max_total),
         notes=result.output if result.output.strip() else "",
         stages=[_section(stage_id, result.stages[stage_id], show_hidden) for stage_id in ids],
+        commit=f"Graded as of commit {result.commit.hash[:12]} ({result.commit.time})" if result.commit else "",
     )

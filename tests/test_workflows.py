@@ -38,10 +38,13 @@ jobs:
 def written_workflows(folder: Path) -> list[Path]:
     """The workflows the project writes rather than keeps under .github/ (the release's, the grading one)."""
     from autograder.authoring import release
+    from autograder.grading import github_workflow
 
     classroom = folder / "classroom.yml"
     classroom.write_text(release.classroom_workflow())
-    return [classroom]
+    grading = folder / "grade-class.yml"
+    assert github_workflow.main([str(grading)]) == 0
+    return [classroom, grading]
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +93,13 @@ def test_ci_runs_on_every_supported_python():
     versions = [tuple(map(int, v.split("."))) for v in ci["jobs"]["test"]["strategy"]["matrix"]["python"]]
     assert min(versions) == minimum and versions == sorted(set(versions))
     assert "bash .ci/run" in [step.get("run") for step in ci["jobs"]["test"]["steps"]]
+
+
+def test_the_grading_workflows_matrix_is_its_shard_count():
+    """grade-class.yml's matrix lists shards 1..SHARDS, so every slice of the class is graded and merged."""
+    from autograder.grading import github_workflow
+
+    workflow = yaml.safe_load(github_workflow.WORKFLOW.read_text())
+    shards = workflow["env"]["SHARDS"]
+    assert workflow["jobs"]["grade"]["strategy"]["matrix"]["shard"] == list(range(1, shards + 1))
+    assert workflow["jobs"]["merge"]["needs"] == "grade" and workflow["jobs"]["grade"]["needs"] == "clone"

@@ -2,6 +2,7 @@
 
 import json
 import os
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -90,6 +91,9 @@ def test_at_grades_the_last_commit_before_the_deadline_without_touching_the_repo
         assert data["extra_data"]["commit"] == {"hash": chosen[student], "time": BEFORE}
         page = (tmp_path / "out" / student / "feedback.html").read_text()
         assert f"Graded as of commit {chosen[student][:12]} ({BEFORE})" in page
+    with sqlite3.connect(tmp_path / "out" / "gradebook.db") as book:  # stored with its commit, for a merge
+        (stored,) = book.execute("SELECT results_json FROM submissions WHERE student = 'alice'").fetchone()
+    assert json.loads(stored)["extra_data"]["commit"]["hash"] == chosen["alice"]
     carol = json.loads((tmp_path / "out" / "carol-x" / "results.json").read_text())
     assert "commit" not in carol["extra_data"]
     assert carol["extra_data"]["stages"]["01_rules"]["message"] == f"no commit before {DEADLINE}"

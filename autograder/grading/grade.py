@@ -294,9 +294,7 @@ class Batch:
         are overwritten with the "could not be graded" result.
         """
         try:
-            if name in self.commits:  # where the files came from, even for a result reused from the gradebook
-                result = dataclasses.replace(result, commit=self.commits[name])
-            result = cleaned(result)
+            result = cleaned(self._with_commit(name, result))
             if store is not None:
                 # Drawn once for this student alone: a result the class report could not draw would stop it.
                 report_html({name: result})
@@ -320,7 +318,12 @@ class Batch:
                 pass
         self.results[name] = result
 
+    def _with_commit(self, name: str, result: SubmissionResult) -> SubmissionResult:
+        """--at: the commit the files came from, also on a result reused from the gradebook."""
+        return dataclasses.replace(result, commit=self.commits[name]) if name in self.commits else result
+
     def finish_graded(self, submission: Submission, result: SubmissionResult) -> None:
+        result = self._with_commit(submission.student, result)  # stored with it, for `autograde merge`
         if result.ungraded is not None:
             self.finish(submission.student, result, None)
             return

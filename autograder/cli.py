@@ -6,6 +6,8 @@ import sys
 # subcommand -> (module in this package, one line of help). Modules are imported only when their verb is used.
 COMMANDS = {
     "grade": ("grading.grade", "grade a folder of submissions into grades.csv, results.json and a gradebook"),
+    "merge": ("grading.merge", "combine the outputs of `grade --shard K/N` runs into one class's outputs"),
+    "grading-workflow": ("grading.github_workflow", "write the GitHub Actions workflow grading a class in shards"),
     "verify": ("authoring.verify", "grade the references, starters and known-wrong variants; fail on surprises"),
     "check": ("practice.check", "run the visible tests of your stages and show what to fix first"),
     "play": ("practice.play", "play tic-tac-toe against your own minimax, or watch two players"),

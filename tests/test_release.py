@@ -37,7 +37,7 @@ def test_the_release_holds_the_student_files_and_no_grader(released):
     assert {"README.md", "requirements.txt", "pyproject.toml", "check.py"} <= names
     assert {"assignments/conftest.py", "assignments/coursetest.py"} <= names
     tops = {name.split("/")[0] for name in names}
-    assert tops == {"assignments", "README.md", "requirements.txt", "pyproject.toml", "check.py"}
+    assert tops == {"assignments", "README.md", "requirements.txt", "pyproject.toml", "check.py", ".github"}
     for path in released.rglob("*"):
         if path.is_file():
             text = path.read_text()

@@ -109,7 +109,7 @@ def latest_results(gradebook: Path) -> dict[str, SubmissionResult]:
     except (GradebookError, sqlite3.Error, OSError) as error:
         raise ExportError(str(error)) from error
     try:
-        run = book.last_run()
+        run = book.last_run_id()
         if run is None:
             raise ExportError(f"the gradebook {gradebook} holds no finished run of `autograde grade`")
         return book.run_results(run)

@@ -38,6 +38,8 @@ def apply_policy(policy: Policy, student: str, path: Path, result: SubmissionRes
     for stage in STAGES:
         entry = result.stages[stage.id]
         submitted = submission_time(path, stage)
+        if result.commit is not None and submitted is not None:  # --at: the commit graded, not the clone's last
+            submitted = Submitted(datetime.fromisoformat(result.commit.time), "git commit graded (--at)")
         verdicts[stage.id] = stage_lateness(policy, student, stage.id, entry.score, entry.max_score, submitted)
     return verdicts
 

@@ -1,8 +1,9 @@
 """`autograde release OUT`: write the student copy of the course, then check that it gives nothing away.
 
 The release holds assignments/ (starters generated fresh from solutions/, visible tests, READMEs and their
-helpers), a short README, check.py (a copy of autograder/check.py), requirements.txt and a pyproject.toml
-that configures pytest. It never holds solutions/, the grader, its tests, nbgrader/ or examples/.
+helpers), a short README, check.py (a copy of autograder/check.py), requirements.txt, a pyproject.toml
+that configures pytest, and .github/workflows/classroom.yml, GitHub Classroom's autograding of the visible tests.
+It never holds solutions/, the grader, its tests, nbgrader/ or examples/.
 
 The leak check (leaks(), run by every release) fails, naming file and line, when a released file contains
 a meaningful line of a reference solution's body, or a board that only the hidden checks use. Its board half
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
 import re
 import shutil
 import sys
@@ -67,6 +69,46 @@ def student_readme() -> str:
     return (RELEASE_FILES / "README.md").read_text().replace("{stages}", rows)
 
 
+# One graded step of classroom.yml: a stage's visible tests, all or nothing for the stage's points.
+GRADER_STEP = """\
+      - name: {title}
+        id: {runner}
+        uses: classroom-resources/autograding-command-grader@v1
+        with:
+          test-name: {test_name}
+          command: python -m pytest assignments/{stage} -q
+          timeout: {timeout}
+          max-score: {points}"""
+CLASSROOM_WORKFLOW = ".github/workflows/classroom.yml"
+CLASSROOM_TIMEOUT_MINUTES = 5  # per stage; the visible tests of a correct stage take seconds
+
+
+def classroom_runner(stage) -> str:
+    """The step id of a stage: letters and digits only, as the grading reporter's `runners` list requires."""
+    return "stage" + stage.id.split("_", 1)[0]
+
+
+def classroom_workflow() -> str:
+    """GitHub Classroom's autograding workflow: one command grader per stage (its visible tests), then the
+    reporter, which reads each grader's result from the environment variable <STEP ID>_RESULTS."""
+    graders = "\n".join(
+        GRADER_STEP.format(
+            title=json.dumps(f"{stage.id} visible tests"),
+            runner=classroom_runner(stage),
+            test_name=json.dumps(f"{stage.id}: {stage.title}"),
+            stage=stage.id,
+            timeout=CLASSROOM_TIMEOUT_MINUTES,
+            points=stage.points,
+        )
+        for stage in STAGES
+    )
+    runner_ids = [classroom_runner(stage) for stage in STAGES]
+    reporter_env = "\n".join(f"          {i.upper()}_RESULTS: ${{{{ steps.{i}.outputs.result }}}}" for i in runner_ids)
+    template = (RELEASE_FILES / "classroom.yml").read_text()
+    filled = template.replace("{graders}", graders).replace("{reporter_env}", reporter_env)
+    return filled.replace("{runners}", ",".join(runner_ids))
+
+
 def released_files() -> dict[str, bytes]:
     """Every file of the release, by its path inside OUT."""
     files: dict[str, bytes] = {}
@@ -89,6 +131,7 @@ def released_files() -> dict[str, bytes]:
     files["requirements.txt"] = (RELEASE_FILES / "requirements.txt").read_bytes()
     files["pyproject.toml"] = (RELEASE_FILES / "pyproject.toml").read_bytes()
     files["check.py"] = (Path(__file__).parents[1] / "practice" / "check.py").read_bytes()
+    files[CLASSROOM_WORKFLOW] = classroom_workflow().encode()
     return files
 
 

@@ -10,6 +10,7 @@ report, the summary and the exit status), and every other student is graded, sto
 """
 
 import argparse
+import dataclasses
 import functools
 import hashlib
 import math
@@ -30,7 +31,8 @@ from autograder.admin.course import Course, load_course
 from autograder.admin.policy import PolicyError
 from autograder.admin.roster import RosterError
 from autograder.course.stages import ROOT, STAGES
-from autograder.grading import sandbox
+from autograder.grading import sandbox, shards
+from autograder.grading.intake import repositories
 from autograder.grading.judge import DEFAULT_SECONDS, Cancelled, grade_stage
 from autograder.grading.judging import fail_all
 from autograder.grading.part import PartError, chosen_part, kept_stages, stored_hash
@@ -296,6 +298,7 @@ class Batch:
         self.course: Course = course or Course(None, None, {})
         self.isolation, self.seconds, self.show_hidden = isolation, args.time_limit, args.show_hidden
         self.results: dict[str, SubmissionResult] = {}  # each cleaned, as its results.json was written
+        self.commits: dict[str, repositories.Commit] = {}  # --at: the commit each student was graded at
         self.stored = self.reused = 0
 
     def finish(self, name: str, result: SubmissionResult, store: Callable[[], None] | None) -> None:
@@ -305,7 +308,7 @@ class Batch:
         are overwritten with the "could not be graded" result.
         """
         try:
-            result = cleaned(self.course.applied(name, result))
+            result = cleaned(self.course.applied(name, self._with_commit(name, result)))
             if store is not None:
                 # Drawn once for this student alone: a result the class report could not draw would stop it.
                 report_html({name: result})
@@ -331,7 +334,12 @@ class Batch:
                 pass
         self.results[name] = result
 
+    def _with_commit(self, name: str, result: SubmissionResult) -> SubmissionResult:
+        """--at: the commit the files came from, also on a result reused from the gradebook."""
+        return dataclasses.replace(result, commit=self.commits[name]) if name in self.commits else result
+
     def finish_graded(self, submission: Submission, result: SubmissionResult) -> None:
+        result = self._with_commit(submission.student, result)  # stored with it, for `autograde merge`
         if result.ungraded is not None:
             self.finish(submission.student, result, None)
             return
@@ -405,6 +413,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="grade only this stage again (3, 03_minimax or minimax; repeatable); the others are taken over",
     )
+    parser.add_argument(
+        "--at",
+        metavar="TIMESTAMP",
+        help="git repositories only: grade each as it was at this time (ISO 8601 with a zone), at its last commit "
+        "then, without touching its working tree",
+    )
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="grade only slice K of N (by a hash of each student's name); `autograde merge` combines the N outputs",
+    )
     return parser
 
 
@@ -426,6 +445,12 @@ def main(argv: list[str] | None = None) -> int:
     args.jobs, problem = jobs_problem(args.jobs)
     if problem:
         return _fail(problem)
+    args.at, problem = repositories.parse_at(args.at) if args.at is not None else (None, None)
+    if problem:
+        return _fail(problem)
+    args.shard, problem = shards.parse_shard(args.shard) if args.shard is not None else (None, None)
+    if problem:
+        return _fail(problem)
     stop = threading.Event()
     with first_interrupt_sets(stop):
         return _grade_class(args, stop)
@@ -436,7 +461,11 @@ def _grade_class(args, stop: threading.Event) -> int:
         found = find_class(args.submissions, args.out)
     except (ClassError, OSError) as error:
         return _fail(str(error))
-    students, notes = found.students, found.notes
+    try:
+        students, notes = repositories.class_of(found.students, found.notes, args.at is not None)
+    except ClassError as error:
+        return _fail(str(error))
+    students, notes = shards.select(students, notes, args.shard)
     try:
         course = load_course(args.policy, args.roster, students)
     except (PolicyError, RosterError) as error:
@@ -505,7 +534,12 @@ def _grade_class(args, stop: threading.Event) -> int:
                 left_out.append(name)
             continue
         try:
-            submission = read_student(name, path)
+            if args.at is None:
+                submission = read_student(name, path)
+            else:
+                submission, commit = repositories.read_at(name, path, args.at)
+                if commit is not None:
+                    batch.commits[name] = commit
         except Exception as error:
             reason = failure_reason(error, "while reading it")
             batch.finish(name, ungraded(name, reason, isolation, args.time_limit), None)

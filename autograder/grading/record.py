@@ -113,6 +113,15 @@ class Lateness:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class Commit:
+    """The commit of a student's git repository that was graded (autograde grade --at): results.json's
+    extra_data.commit. time is the committer's date as git records it, ISO 8601 with its zone."""
+
+    hash: str
+    time: str
+
+
 @dataclass
 class SubmissionResult:
     """One graded submission (or one the grader failed on: then ungraded says why and every outcome is UNGRADED).
@@ -130,6 +139,7 @@ class SubmissionResult:
     ungraded: str | None = None  # why the grader could not grade it, or None when it was graded
     max_total: int = TOTAL_POINTS
     lateness: dict[str, Lateness] | None = None  # stage id -> the course policy's verdict, when one was given
+    commit: Commit | None = None  # the repository's commit graded (--at), or None
 
     @property
     def total(self) -> float:

@@ -302,7 +302,7 @@ class Gradebook:
                 ],
             )  # fmt: skip
 
-    def last_run(self) -> int | None:
+    def last_run_id(self) -> int | None:
         """The latest run that finished, or None."""
         row = self.db.execute("SELECT MAX(id) FROM runs WHERE finished_at IS NOT NULL").fetchone()
         return row[0]
@@ -326,6 +326,25 @@ class Gradebook:
                 result = results[row[0]]
                 result.lateness = {**(result.lateness or {}), row[1]: Lateness(*row[2:])}
         return results
+
+    def last_run(self) -> tuple[GradingParameters, dict[str, tuple[str, SubmissionResult]]] | None:
+        """The latest finished run's parameters and, per student, (files_hash, result); None when none finished.
+
+        What `autograde merge` combines: each shard's OUT holds one such run (a resumed run's last one lists
+        every student, the reused ones too)."""
+        run = self.db.execute(
+            "SELECT id, suite_hash, grader_version, time_limit, isolation, cgroups FROM runs"
+            " WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        if run is None:
+            return None
+        rows = self.db.execute(
+            "SELECT run_students.student, files_hash, results_json FROM run_students"
+            " JOIN submissions ON submissions.id = run_students.submission_id WHERE run_students.run_id = ?",
+            (run[0],),
+        ).fetchall()
+        students = {student: (files_hash, from_json(json.loads(data))) for student, files_hash, data in rows}
+        return GradingParameters(*run[1:]), students
 
     def reuse(self, run_id: int, student: str, submission_id: int) -> None:
         with self.transaction():

@@ -11,7 +11,15 @@ import json
 
 from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
 from autograder.grading.judging import fail_all
-from autograder.grading.record import GradingParameters, Lateness, Outcome, StageResult, SubmissionResult, TestResult
+from autograder.grading.record import (
+    Commit,
+    GradingParameters,
+    Lateness,
+    Outcome,
+    StageResult,
+    SubmissionResult,
+    TestResult,
+)
 from autograder.outputs import clean, clean_line, clean_tree
 
 HIDDEN_VISIBILITY = "after_published"
@@ -134,6 +142,8 @@ def to_json(result: SubmissionResult) -> dict:
             "final_total": result.final_total,
             "stages": {stage_id: entry.as_dict() for stage_id, entry in result.lateness.items()},
         }
+    if result.commit is not None:
+        extra["commit"] = {"hash": result.commit.hash, "time": result.commit.time}
     return {
         "score": result.total + result.bonus,  # bonus points are extra credit over the core's TOTAL_POINTS
         "execution_time": result.seconds,
@@ -198,6 +208,7 @@ def from_json(data: dict) -> SubmissionResult:
         ungraded=extra.get("ungraded"),
         max_total=extra["max_total"],
         lateness=lateness,
+        commit=Commit(**extra["commit"]) if "commit" in extra else None,
     )
 
 

@@ -175,6 +175,7 @@ class FeedbackPage:
     stages: list[StageSection]
     deadlines: list[DeadlineRow] = ()  # under a course policy, one per stage; empty without one
     final: Score | None = None  # the total after the course policy
+    commit: str = ""  # which commit of the student's repository was graded (--at), or ""
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -363,4 +364,5 @@ def feedback_page(result: SubmissionResult, show_hidden: bool = False) -> Feedba
         stages=[_section(stage_id, result.stages[stage_id], show_hidden) for stage_id in ids],
         deadlines=deadline_rows(result),
         final=_final(result),
+        commit=f"Graded as of commit {result.commit.hash[:12]} ({result.commit.time})" if result.commit else "",
     )

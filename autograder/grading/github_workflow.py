@@ -1,0 +1,30 @@
+"""`autograde grading-workflow PATH`: write the GitHub Actions workflow that grades a class in shards and merges
+them, for the instructor's private grading repository (github_files/grade-class.yml; its comments say how)."""
+
+import argparse
+import sys
+from pathlib import Path
+
+WORKFLOW = Path(__file__).parent / "github_files" / "grade-class.yml"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="autograde grading-workflow", description=__doc__.splitlines()[0])
+    parser.add_argument("path", type=Path, help="where to write it, e.g. .github/workflows/grade-class.yml")
+    parser.add_argument("--force", action="store_true", help="replace PATH if it exists")
+    args = parser.parse_args(argv)
+    if args.path.exists() and not args.force:
+        print(f"autograde grading-workflow: {args.path} exists; pass --force to replace it", file=sys.stderr)
+        return 2
+    try:
+        args.path.parent.mkdir(parents=True, exist_ok=True)
+        args.path.write_bytes(WORKFLOW.read_bytes())
+    except OSError as error:
+        print(f"autograde grading-workflow: cannot write {args.path}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    print(f"Wrote {args.path}: add the secret CLASSROOM_TOKEN, then run it from the Actions tab.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

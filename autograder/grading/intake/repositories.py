@@ -1,0 +1,213 @@
+"""A class of git repositories, as GitHub Classroom's tools clone them: SUBMISSIONS/<assignment>-<username>/.git.
+
+The student's name is the username: the longest prefix ending in "-" that every folder's name shares (the
+assignment's name) is dropped, when there are at least two repositories and every name left is a plain one.
+Without --at the working tree is read like any submission folder (the intake opens only the stage files, so
+.git and everything else is never read). With --at the repository is read as it was at that time, at its last
+commit at or before it (by the committer's date), without touching its working tree: the stage files of that
+commit are copied out of git's object store (`git ls-tree`, `git cat-file`) into a temporary folder, which the
+usual folder reader then reads with all its caps. Git runs with hooks, system and global configuration off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from autograder.course.stages import STAGES
+from autograder.grading.intake.layout import FLAT_NAMES, MAX_WRAPPERS, STAGE_FOLDERS
+from autograder.grading.intake.text import note
+from autograder.grading.intake.tree import MAX_FILE_BYTES, MAX_TOTAL_BYTES
+from autograder.grading.record import Commit
+from autograder.grading.submissions import ClassError, Submission, read_student
+
+__all__ = ["Commit", "class_of", "parse_at", "read_at"]
+
+GIT_TIMEOUT = 60  # seconds for one git command on one repository
+MAX_LISTING_BYTES = 16 << 20  # of `git ls-tree -r` output: some 200,000 paths
+MAX_COPIED = 200  # stage-named entries copied out of one commit; a real one has 7 to 14
+# The stage files sit at most this deep: wrappers, then a stage folder, then the module.
+MAX_DEPTH = MAX_WRAPPERS + 2
+# Git reads no configuration but the repository's own, and runs no hook; the repository need not be ours.
+GIT = ("git", "-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*", "-c", "core.fsmonitor=false")
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "LC_ALL": "C",
+}
+
+
+class GitError(Exception):
+    """A git command failed on one repository; the message says why, for the student's result."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The class
+
+
+def is_repository(path: Path) -> bool:
+    return not path.is_symlink() and path.is_dir() and os.path.lexists(path / ".git")
+
+
+def is_repository_class(students: list[tuple[str, Path]]) -> bool:
+    """Is every submission a git repository (a folder holding .git)?"""
+    return bool(students) and all(is_repository(path) for _name, path in students)
+
+
+def assignment_prefix(names: list[str]) -> str:
+    """The longest prefix ending in "-" shared by every name, or "" (one name alone has no known prefix)."""
+    if len(names) < 2:
+        return ""
+    shared = os.path.commonprefix(names)
+    prefix = shared[: shared.rfind("-") + 1]
+    left = [name[len(prefix) :] for name in names]
+    if any(not name or name.startswith((".", "_", "-")) for name in left):
+        return ""  # a name would be empty, or hidden, or look like an output folder: keep the folders' names
+    return prefix
+
+
+def usernames(students: list[tuple[str, Path]]) -> tuple[list[tuple[str, Path]], list[str]]:
+    """The students named by their usernames, and a note saying which prefix was dropped."""
+    prefix = assignment_prefix([name for name, _path in students])
+    if not prefix:
+        return students, []
+    renamed = sorted((name[len(prefix) :], path) for name, path in students)
+    return renamed, [note(f"git repositories: each student is named by their folder's name without {prefix!r}")]
+
+
+def class_of(students: list[tuple[str, Path]], notes: list[str], at: bool) -> tuple[list[tuple[str, Path]], list[str]]:
+    """find_class's students named by username when they are all git repositories; --at (at) requires that."""
+    if is_repository_class(students):
+        renamed, more = usernames(students)
+        return renamed, [*notes, *more]
+    if at:
+        plain = next(path for _name, path in students if not is_repository(path))
+        raise ClassError(f"--at grades git repositories, and {plain.name} is not one (no .git in it)")
+    return students, notes
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# --at
+
+
+def parse_at(text: str) -> tuple[datetime | None, str | None]:
+    """The time of --at, or why it is not one: ISO 8601 with a zone (2026-03-01T23:59:00+01:00, or Z for UTC)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None, f"--at must be an ISO 8601 time with a zone, e.g. 2026-03-01T23:59:00+01:00, not {text!r}"
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        return None, f"--at {text} has no time zone: add one, e.g. {text}+00:00 or {text}Z"
+    return moment, None
+
+
+def _git(repository: Path, *arguments: str, limit: int = 1 << 20, stdin: bytes | None = None) -> bytes:
+    """git's output, at most limit bytes (more is an error); never a prompt, a hook or a user's configuration."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    with tempfile.TemporaryFile() as output:
+        try:
+            done = subprocess.run(
+                [*GIT, "-C", str(repository), *arguments],
+                input=stdin,
+                stdout=output,
+                stderr=subprocess.PIPE,
+                env={**environment, **GIT_ENV},
+                timeout=GIT_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            raise GitError(f"git {arguments[0]} took over {GIT_TIMEOUT} s") from None
+        except OSError as error:
+            raise GitError(f"git could not be run: {error.strerror or error}") from None
+        if done.returncode != 0:
+            last = (done.stderr.decode(errors="replace").strip().splitlines() or ["failed"])[-1]
+            raise GitError(f"git {arguments[0]}: {last[:300]}")
+        if output.tell() > limit:
+            raise GitError(f"git {arguments[0]} wrote over {limit:,} bytes")
+        output.seek(0)
+        return output.read()
+
+
+def commit_at(repository: Path, moment: datetime) -> Commit | None:
+    """The last commit of HEAD's history whose committer date is at or before moment, or None."""
+    stamp = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    try:
+        line = _git(repository, "log", "-1", f"--before={stamp}", "--format=%H %cI", "HEAD", "--")
+    except GitError as error:
+        if "does not have any commits" in str(error) or "unknown revision" in str(error):
+            return None  # an empty repository
+        raise
+    if not line.strip():
+        return None
+    commit, time = line.decode().split()
+    return Commit(commit, time)
+
+
+def copy_stage_files(repository: Path, commit: str, folder: Path) -> None:
+    """Copy the stage-named entries of commit into folder, laid out as in the commit.
+
+    Only names the intake looks for (stage modules, notebooks and stage folders, at most MAX_DEPTH deep) are
+    copied. A file over MAX_FILE_BYTES, or past MAX_TOTAL_BYTES in all, is written sparse at its size without
+    reading it, so the folder reader refuses it with its usual sentence; a link becomes a link to nowhere.
+    """
+    listing = _git(repository, "ls-tree", "-r", "-t", "-z", "--long", commit, limit=MAX_LISTING_BYTES)
+    copied = written = 0
+    for record in listing.split(b"\0"):
+        if not record:
+            continue
+        meta, _, raw_path = record.partition(b"\t")
+        mode, kind, blob, size = meta.split()
+        parts = raw_path.decode("utf-8", errors="surrogateescape").split("/")
+        if len(parts) > MAX_DEPTH or any(part in ("", ".", "..") for part in parts):
+            continue
+        name = parts[-1]
+        if not ((kind == b"blob" and name in FLAT_NAMES) or (kind == b"tree" and name in STAGE_FOLDERS)):
+            continue
+        copied += 1
+        if copied > MAX_COPIED:
+            raise GitError(f"commit {commit[:12]} holds over {MAX_COPIED} files named like stage files")
+        target = folder.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if kind == b"tree":
+            target.mkdir(exist_ok=True)
+        elif mode == b"120000":
+            os.symlink("(not followed)", target)
+        else:
+            length = int(size)
+            with open(target, "wb") as handle:
+                if length > MAX_FILE_BYTES or written + length > MAX_TOTAL_BYTES:
+                    handle.truncate(length)  # refused by its size; never read out of git
+                else:
+                    handle.write(_git(repository, "cat-file", "blob", blob.decode(), limit=MAX_FILE_BYTES))
+                    written += length
+
+
+def read_at(name: str, path: Path, moment: datetime) -> tuple[Submission, Commit | None]:
+    """A student's stage sources as their repository held them at moment, and the commit they came from.
+
+    Never raises for anything the repository holds: no commit before moment, or a git failure, becomes the
+    reason every stage gets zero.
+    """
+    try:
+        commit = commit_at(path, moment)
+        if commit is None:
+            return _unreadable(name, f"no commit before {moment.isoformat()}"), None
+        with tempfile.TemporaryDirectory(prefix="autograde-at-") as scratch:
+            folder = Path(scratch) / path.name
+            folder.mkdir()
+            copy_stage_files(path, commit.hash, folder)
+            return read_student(name, folder), commit
+    except (GitError, OSError, ValueError) as error:
+        return _unreadable(name, f"{path.name} could not be read as a git repository: {error}"), None
+
+
+def _unreadable(name: str, reason: str) -> Submission:
+    reason = note(reason)
+    problems = {stage.id: reason for stage in STAGES}
+    digest = hashlib.sha256(reason.encode()).hexdigest()
+    return Submission(student=name, problems=problems, notes=[reason], files_hash=digest)

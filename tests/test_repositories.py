@@ -1,0 +1,138 @@
+"""A class of git repositories as GitHub Classroom's tools clone them, graded as it is and as it was (--at)."""
+
+import json
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autograder.grading.intake import repositories
+from tests.classes import grade, read_grades, reference, starter
+
+DEADLINE = "2026-03-01T23:59:00+01:00"
+BEFORE, AFTER = "2026-02-27T12:00:00+01:00", "2026-03-02T09:30:00+01:00"
+RULES, SQUARE = "assignments/01_rules/rules.py", "assignments/05_winning_square/winning_square.py"
+POINTS = {"01_rules": 10, "05_winning_square": 10}
+
+
+def git(repository: Path, *arguments: str, when: str | None = None) -> str:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    if when:
+        env |= {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    command = ["git", "-c", "user.name=Student", "-c", "user.email=s@example.org", "-C", str(repository), *arguments]
+    return subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def commit(repository: Path, when: str, files: dict[str, str]) -> str:
+    for name, text in files.items():
+        (repository / name).parent.mkdir(parents=True, exist_ok=True)
+        (repository / name).write_text(text)
+    git(repository, "add", "-A")
+    git(repository, "commit", "-q", "-m", "work", when=when)
+    return git(repository, "rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """Three repositories named <assignment>-<username>, the shape of the release, with commits either side of
+    the deadline; returns the folder and the commit each student should be graded at with --at."""
+    folder = tmp_path_factory.mktemp("classroom")
+    chosen = {}
+    for username in ("alice", "bob", "carol-x"):
+        repository = folder / f"tictactoe-minimax-{username}"
+        repository.mkdir()
+        git(repository, "init", "-q")
+        (repository / "README.md").write_text("# my course copy\n")
+    alice, bob, carol = (folder / f"tictactoe-minimax-{u}" for u in ("alice", "bob", "carol-x"))
+    chosen["alice"] = commit(alice, BEFORE, {RULES: reference("01_rules"), SQUARE: starter("05_winning_square")})
+    commit(alice, AFTER, {SQUARE: reference("05_winning_square")})  # late: not graded with --at
+    chosen["bob"] = commit(bob, BEFORE, {RULES: reference("01_rules"), SQUARE: reference("05_winning_square")})
+    commit(bob, AFTER, {RULES: starter("01_rules")})  # a late change that breaks stage 1
+    commit(carol, AFTER, {RULES: reference("01_rules")})  # nothing before the deadline
+    (alice / ".git" / "hooks" / "post-checkout").write_text("#!/bin/sh\ntouch HOOK-RAN\n")
+    (alice / ".git" / "hooks" / "post-checkout").chmod(0o755)
+    return folder, chosen
+
+
+def points(grades: dict, student: str) -> tuple[str, str, str]:
+    row = grades[student]
+    return row["01_rules"], row["05_winning_square"], row["total"]
+
+
+@pytest.mark.slow
+def test_the_working_trees_are_graded_under_the_usernames(classroom, tmp_path):
+    folder, _ = classroom
+    run = grade(folder, tmp_path / "out", "--jobs", "2")
+    assert run.returncode == 0, run.stderr
+    grades = read_grades(tmp_path / "out")
+    assert sorted(grades) == ["alice", "bob", "carol-x"]
+    assert points(grades, "alice") == ("10", "10", "20")
+    assert points(grades, "bob") == ("0", "10", "10")
+    assert points(grades, "carol-x") == ("10", "0", "10")
+    data = json.loads((tmp_path / "out" / "alice" / "results.json").read_text())
+    assert "commit" not in data["extra_data"]
+
+
+@pytest.mark.slow
+def test_at_grades_the_last_commit_before_the_deadline_without_touching_the_repositories(classroom, tmp_path):
+    folder, chosen = classroom
+    before = {path.name: git(path, "status", "--porcelain") for path in folder.iterdir()}
+    trees = {path: path.read_bytes() for path in folder.rglob("*.py")}
+    run = grade(folder, tmp_path / "out", "--jobs", "2", "--at", DEADLINE)
+    assert run.returncode == 0, run.stderr
+    grades = read_grades(tmp_path / "out")
+    assert points(grades, "alice") == ("10", "0", "10")
+    assert points(grades, "bob") == ("10", "10", "20")
+    assert points(grades, "carol-x") == ("0", "0", "0")
+    for student in ("alice", "bob"):
+        data = json.loads((tmp_path / "out" / student / "results.json").read_text())
+        assert data["extra_data"]["commit"] == {"hash": chosen[student], "time": BEFORE}
+        page = (tmp_path / "out" / student / "feedback.html").read_text()
+        assert f"Graded as of commit {chosen[student][:12]} ({BEFORE})" in page
+    with sqlite3.connect(tmp_path / "out" / "gradebook.db") as book:  # stored with its commit, for a merge
+        (stored,) = book.execute("SELECT results_json FROM submissions WHERE student = 'alice'").fetchone()
+    assert json.loads(stored)["extra_data"]["commit"]["hash"] == chosen["alice"]
+    carol = json.loads((tmp_path / "out" / "carol-x" / "results.json").read_text())
+    assert "commit" not in carol["extra_data"]
+    assert carol["extra_data"]["stages"]["01_rules"]["message"] == f"no commit before {DEADLINE}"
+    assert {path.name: git(path, "status", "--porcelain") for path in folder.iterdir()} == before
+    assert {path: path.read_bytes() for path in folder.rglob("*.py")} == trees
+    assert not list(folder.rglob("HOOK-RAN"))
+
+
+@pytest.mark.parametrize(
+    "names, prefix",
+    [
+        (["hw1-alice", "hw1-bob", "hw1-carol-x"], "hw1-"),
+        (["hw1-alan", "hw1-alice"], "hw1-"),  # the shared "al" is part of the usernames
+        (["tictactoe-minimax-alice", "tictactoe-minimax-bob"], "tictactoe-minimax-"),
+        (["hw1-alice"], ""),  # one repository: where the assignment's name ends is unknown
+        (["alice", "bob"], ""),
+        (["hw1-", "hw1-bob"], ""),  # a name would be empty
+    ],
+)
+def test_the_assignment_prefix_is_the_shared_part_up_to_a_dash(names, prefix):
+    assert repositories.assignment_prefix(names) == prefix
+
+
+@pytest.mark.parametrize(
+    "at, says",
+    [
+        ("2026-03-01T23:59:00", "has no time zone"),
+        ("tomorrow", "must be an ISO 8601 time with a zone"),
+    ],
+)
+def test_a_bad_at_is_one_line_and_exit_2(tmp_path, at, says):
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    run = grade(tmp_path / "class", tmp_path / "out", "--at", at)
+    assert run.returncode == 2 and says in run.stderr and len(run.stderr.splitlines()) == 1, run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_at_on_folders_that_are_not_repositories_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    run = grade(tmp_path / "class", tmp_path / "out", "--at", DEADLINE)
+    assert run.returncode == 2 and "alice is not one (no .git in it)" in run.stderr, run.stderr
+    assert not (tmp_path / "out").exists()

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from autograder.authoring import markers, release
-from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
 
 GRADER = "classroom-resources/autograding-command-grader@v1"
 REPORTER = "classroom-resources/autograding-grading-reporter@v1"
@@ -35,7 +35,7 @@ def test_one_graded_step_per_stage_with_its_points(released):
         f"python -m pytest assignments/{stage.id} -q" for stage in STAGES
     ]
     assert [step["with"]["max-score"] for step in graders] == [stage.points for stage in STAGES]
-    assert sum(step["with"]["max-score"] for step in graders) == TOTAL_POINTS
+    assert sum(step["with"]["max-score"] for step in graders) == TOTAL_POINTS + BONUS_POINTS
     (reporter,) = [step for step in steps(released) if step.get("uses") == REPORTER]
     ids = [step["id"] for step in graders]
     assert reporter["with"]["runners"] == ",".join(ids)

@@ -683,7 +683,11 @@ def run(stages: list[Stage], jobs: int, out=print) -> int:
     mutants = [mutant for stage in stages for mutant in make_mutants(stage)]
     by_key = {(mutant.stage_id, mutant.number): mutant for mutant in mutants}
     _start_parent()
-    verdicts = judge_all(mutants, jobs)
+    try:
+        verdicts = judge_all(mutants, jobs)
+    except multiprocessing.TimeoutError:
+        out(f"FAILED: no mutant finished for {BACKSTOP} s: one of them hangs outside Python code")
+        return 1
     problems = []
     out(f"{'stage':<18} {'mutants':>7} {'equivalent':>10} {'wrong':>6} {'hidden caught':>13} {'visible caught':>14}")
     for stage in stages:

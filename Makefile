@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: demo test test-fast lint verify bench build release gradescope system clean
+.PHONY: demo test test-fast lint verify mutants bench build release gradescope system clean
 
 $(READY): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ test-fast: $(READY) system $(ACTIONLINT)
 
 verify: $(READY) system
 	$(BIN)/python -m autograder verify
+
+# Every single-point mutant of the reference solutions against the oracle, the hidden checks and the visible tests.
+mutants: $(READY)
+	$(BIN)/python -m autograder verify --mutants
 
 # Against nbgrader, a class of 100, the cost of each stage child, the lesson's figures: writes bench/results.md.
 bench: $(READY) system

@@ -13,6 +13,7 @@ EXAMPLES = [
     ("count_games", ("XXXOO    ",), 1, "X has won: a finished board is one game, even with empty squares"),
     ("count_games", ("XXOXO O  ",), 1, "O has won on a diagonal"),
     ("count_games", ("XOXXOOOXX",), 1, "a full board is one game"),
+    ("count_games", ("XOXOXOXOX",), 1, "a full board with a line is one game too"),
     ("count_games", ("XOXXOOOX ",), 1, "one square left: one way to finish"),
     ("count_games", ("XOXXOO   ",), 5, "X to move with three squares left"),
     ("count_games", ("XOXXO    ",), 17, "O to move with four squares left"),

@@ -14,6 +14,7 @@ EXAMPLES = [
     ("score", ("XXXOO    ",), 1, "X has already won"),
     ("score", ("XXOXO O  ",), -1, "O has already won"),
     ("score", ("XOXXOOOXX",), 0, "a full board without a line is a draw"),
+    ("score", ("XOXOXOXOX",), 1, "a full board can still have a winner: look for a line first"),
     ("score", ("XOXXOOOX ",), 0, "X's last move cannot make a line"),
     ("score", ("XX OO    ",), 1, "X to move completes the top row"),
     ("score", ("XOXXO    ",), -1, "O to move completes the middle column"),

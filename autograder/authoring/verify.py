@@ -2,7 +2,8 @@
 
 The reference solutions must earn every point, the starters none, every known-wrong variant in
 tests/variants/ must lose points on its own stage, and every alternative correct solution there
-(files named ok_*.py) must earn full marks. Exits 1 on any surprise.
+(files named ok_*.py) must earn full marks. Exits 1 on any surprise. With --mutants it proves the tests
+instead, on every single-point mutant of the reference solutions (see mutants.py).
 """
 
 import argparse
@@ -67,7 +68,24 @@ def verdict(row: Row, result: StageResult) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="autograde verify", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--mutants",
+        nargs="*",
+        metavar="STAGE",
+        help="instead: judge every single-point mutant of the reference solutions (of these stages, e.g. 03) "
+        "with the oracle, the hidden checks and the visible tests",
+    )
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    if args.mutants is not None:
+        from autograder.authoring import mutants
+
+        try:
+            stages = mutants.select(args.mutants)
+        except ValueError as error:
+            parser.error(str(error))
+        return mutants.run(stages, args.jobs)
     graded = grade_course(args.jobs)
     surprises = 0
     print(f"{'stage':<18} {'submission':<28} {'points':>9}  verdict")

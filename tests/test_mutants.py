@@ -1,0 +1,77 @@
+"""Does `autograde verify --mutants` make every kind of single-point mutant, tell equivalent ones from wrong ones,
+and hold the course to its promise: the hidden checks catch every wrong mutant, the visible tests nearly all?"""
+
+import ast
+
+import pytest
+
+from autograder.authoring import mutants, verify
+from autograder.authoring.markers import solution_body
+from autograder.course.stages import STAGE_BY_ID, STAGES
+
+MINIMAX = STAGE_BY_ID["03_minimax"]
+
+
+@pytest.fixture(scope="module")
+def prepared():
+    mutants.prepare(list(STAGES))
+    mutants._start_parent()
+    return mutants._PREPARED
+
+
+def test_mutants_change_one_thing_in_the_students_part_only():
+    made = mutants.make_mutants(MINIMAX)
+    reference = ast.unparse(ast.parse(MINIMAX.solution_path.read_text()))
+    student_lines = {number for number, _ in solution_body(MINIMAX.solution_path.read_text())}
+    what = [mutant.what for mutant in made]
+    for kind in ("'>' -> '>='", "'==' -> '!='", "'or' -> 'and'", "1 -> 0", "'X' -> 'O'", "max -> min", "min -> max"):
+        assert kind in what
+    assert any(text.startswith("deleted: ") for text in what)
+    assert any(text.startswith("swapped with the next statement: ") for text in what)
+    assert len({mutant.source for mutant in made}) == len(made)
+    for mutant in made:
+        assert mutant.line in student_lines, mutant.what
+        assert mutant.source != reference
+        compile(mutant.source, "minimax.py", "exec")
+        assert mutant.diff.count("\n-") >= 1 and mutant.diff.count("\n+") >= 1
+
+
+def test_an_equivalent_mutant_is_not_a_mistake_and_a_wrong_one_is(prepared):
+    made = {mutant.what: mutant for mutant in mutants.make_mutants(MINIMAX)}
+    # choose_move keeps the last of equal squares instead of the first: any best square is right.
+    assert mutants.judge_module(prepared[MINIMAX.id], made["'>' -> '>='"].source) == (None, None, None)
+    wrong, hidden, visible = mutants.judge_module(prepared[MINIMAX.id], made["max -> min"].source)
+    assert wrong and hidden and visible
+
+
+def test_the_named_mistakes_fail_a_visible_test(prepared):
+    for stage_id in mutants.NAMED_MISTAKES:
+        for name, failure in mutants.named_mistakes(STAGE_BY_ID[stage_id]):
+            assert failure is not None, f"{stage_id}/{name} passes every visible test"
+
+
+def test_a_sample_of_stages_meets_every_requirement(prepared):
+    lines = []
+    assert mutants.run(mutants.select(["01", "05_winning_square"]), jobs=2, out=lines.append) == 0
+    table = {line.split()[0]: line.split()[1:6] for line in lines[1:3]}
+    assert table == {"01_rules": ["18", "0", "18", "18", "18"], "05_winning_square": ["18", "0", "18", "18", "18"]}
+    assert lines[-1].endswith("every requirement holds.")
+
+
+def test_an_unknown_stage_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        verify.main(["--mutants", "99"])
+    assert stopped.value.code == 2
+    assert "no stage '99'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_every_mutant_of_the_course(prepared):
+    """The whole run (about a minute on 2 cores): the figures the README quotes."""
+    lines = []
+    assert mutants.run(list(STAGES), jobs=2, out=lines.append) == 0, "\n".join(lines)
+    rows = {line.split()[0]: [int(field) for field in line.split()[1:6]] for line in lines[1 : 1 + len(STAGES)]}
+    for stage_id, (count, equivalent, wrong, hidden, visible) in rows.items():
+        assert count == equivalent + wrong and hidden == wrong, stage_id
+        assert visible >= mutants.VISIBLE_TARGET * wrong, stage_id
+    assert sum(row[0] for row in rows.values()) == 341

@@ -4,6 +4,8 @@ The test files keep their examples in a table of plain values (EXAMPLES); this m
 table and the value your function returned into a message that shows the board and says what to try next.
 """
 
+import reprlib
+
 # One "try this" line per function, used when nothing more specific applies.
 TRY_THIS = {
     "winner": "check all eight LINES (three rows, three columns, two diagonals) and return the mark that fills one.",
@@ -40,11 +42,28 @@ def side_by_side(left, right, left_title, right_title):
     return "\n".join(f"    {a:<{width}}{b}" for a, b in zip(left_lines, right_lines, strict=True))
 
 
+SHOWN_CAP = 300  # characters of a returned value shown: a wrong answer can be millions of characters long
+
+
+def short_repr(value, cap=SHOWN_CAP):
+    """repr(value), shortened to at most cap characters (reprlib shortens long lists and strings inside it)."""
+    shortener = reprlib.Repr()  # attributes, not keyword arguments: those need Python 3.12
+    shortener.maxlist = shortener.maxtuple = shortener.maxset = 12
+    shortener.maxstring = shortener.maxother = 60
+    try:
+        text = shortener.repr(value)
+    except Exception:
+        text = f"(a {type(value).__name__} whose repr() failed)"
+    if type(value) in (list, tuple) and len(value) > shortener.maxlist:
+        text += f" ({len(value):,} items)"
+    return text if len(text) <= cap else text[: cap - 1] + "…"
+
+
 def show(value):
-    """A value as Python would print it, naming its type when the type is part of the mistake."""
+    """A value as Python would print it, naming its type when the type is part of the mistake; shortened."""
     if isinstance(value, bool) or type(value) not in (int, str, list, tuple, set, type(None)):
-        return f"{value!r} (a {type(value).__name__})"
-    return repr(value)
+        return f"{short_repr(value)} (a {type(value).__name__})"
+    return short_repr(value)
 
 
 def call_text(function_name, args):

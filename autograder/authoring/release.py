@@ -43,6 +43,15 @@ ONE_SQUARE = re.compile(r"""["']([XO ])["']""")
 RELEASE_FILES = Path(__file__).parent / "release_files"
 
 
+# Commands the stage READMEs name, as the release spells them (it has no autograder package to install).
+RELEASE_COMMANDS = [
+    (b"with `pip install -e .` from the course root", b"with `pip install -r requirements.txt`"),
+    (b"python -m autograder check", b"python check.py"),
+    (b"autograde check", b"python check.py"),
+    (b"autograde hint", b"python hint.py"),
+]
+
+
 @dataclass(frozen=True)
 class Secret:
     text: str  # what must not appear
@@ -69,8 +78,9 @@ def released_files() -> dict[str, bytes]:
             continue
         data = path.read_bytes()
         if path.name == "README.md":
-            # The release has no `autograde` command; the same check ships as check.py.
-            data = data.replace(b"autograde check", b"python check.py")
+            # The release has no `autograde` command; the same check and hints ship as check.py and hint.py.
+            for course, release in RELEASE_COMMANDS:
+                data = data.replace(course, release)
         files[relative.as_posix()] = data
     for stage in STAGES:
         # Fresh from the solution, never the working copy: an instructor may have filled in a starter to try it.
@@ -79,6 +89,7 @@ def released_files() -> dict[str, bytes]:
     files["requirements.txt"] = (RELEASE_FILES / "requirements.txt").read_bytes()
     files["pyproject.toml"] = (RELEASE_FILES / "pyproject.toml").read_bytes()
     files["check.py"] = (Path(__file__).parents[1] / "practice" / "check.py").read_bytes()
+    files["hint.py"] = (Path(__file__).parents[1] / "practice" / "hint.py").read_bytes()
     return files
 
 

@@ -8,10 +8,11 @@ import reprlib
 
 # One "try this" line per function, used when nothing more specific applies.
 TRY_THIS = {
-    "winner": "check all eight LINES (three rows, three columns, two diagonals) and return the mark that fills one.",
-    "to_move": "X moves first, so it is X's turn exactly when board.count('X') == board.count('O').",
-    "count_games": "a finished board is 1 game; otherwise add up the counts after each empty square is played "
-    "with to_move(board)'s mark.",
+    "winner": "look at all eight LINES (three rows, three columns, two diagonals), and return None only after the "
+    "loop has looked at every one.",
+    "to_move": "X moves first, so it is X's turn exactly when both players have the same number of marks.",
+    "count_games": "a finished board is 1 game; otherwise play each empty square with the mark of the player to "
+    "move, count the games from there, and undo the mark before trying the next square.",
     "score": "X takes the largest score of its moves, O the smallest; a finished board scores 1, -1 or 0.",
     "choose_move": "try each empty square with the mover's mark, score the board, undo the move, and keep the "
     "highest score for X, the lowest for O.",
@@ -19,8 +20,8 @@ TRY_THIS = {
     "return -1 when there is none.",
     "count_results": "a finished board is one game: [1, 0, 0], [0, 1, 0] or [0, 0, 1]; otherwise add the three "
     "tallies of every move, position by position.",
-    "quickest_move": "a sooner win must be worth more than a later one: score a won board by its empty squares "
-    "plus one, then pick the move with the best such score.",
+    "quickest_move": "a sooner win must be worth more than a later one, and any win, even one that fills the "
+    "board, more than a draw; then pick the move with the best such score (`autograde hint 7` says more).",
 }
 
 

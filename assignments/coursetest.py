@@ -13,13 +13,14 @@ TRY_THIS = {
     "to_move": "X moves first, so it is X's turn exactly when both players have the same number of marks.",
     "count_games": "a finished board is 1 game; otherwise play each empty square with the mark of the player to "
     "move, count the games from there, and undo the mark before trying the next square.",
-    "score": "X takes the largest score of its moves, O the smallest; a finished board scores 1, -1 or 0.",
+    "score": "X takes the largest score of its moves, O the smallest; a finished board scores 1, -1 or 0. With a "
+    "memo, two different boards must never share a key.",
     "choose_move": "try each empty square with the mover's mark, score the board, undo the move, and keep the "
     "highest score for X, the lowest for O.",
     "winning_square": "look for a line holding two of mark and one empty square, and return that empty square; "
     "return -1 when there is none.",
-    "count_results": "a finished board is one game: [1, 0, 0], [0, 1, 0] or [0, 0, 1]; otherwise add the three "
-    "tallies of every move, position by position.",
+    "count_results": "a finished board is one game: [1, 0, 0], [0, 1, 0] or [0, 0, 1]; otherwise play each empty "
+    "square, add its three tallies position by position, and undo the mark.",
     "quickest_move": "a sooner win must be worth more than a later one, and any win, even one that fills the "
     "board, more than a draw; then pick the move with the best such score (`autograde hint 7` says more).",
 }
@@ -113,10 +114,14 @@ def hint(function_name, board, result, expected):
             return "return None when no line is filled with one mark (after the loop, not inside it)."
     if function_name == "count_results" and winner_of(board) is not None and " " not in board:
         return "this full board has a winner: check for a winner before checking for a full board."
+    if function_name == "count_results" and finished and _is_one_game(result) and isinstance(expected, list):
+        return f"this board is one game, {expected!r}: the tallies are [x_wins, o_wins, draws], in that order."
     if function_name in ("count_games", "count_results") and finished:
         return "a finished board (a line is filled, or no square is empty) is exactly one game: check that first."
     if function_name == "score" and finished:
         return "a finished board is scored directly: 1 if X has a line, -1 if O has one, 0 if it is full."
+    if isinstance(expected, set) and type(result) is not int:
+        return f"return the square as a plain int, like {min(expected)}, not a {type(result).__name__}."
     if function_name in ("choose_move", "winning_square", "quickest_move") and isinstance(expected, set):
         if type(result) is int and 0 <= result <= 8 and board[result] != " ":
             return f"square {result} is already taken: only return an empty square."
@@ -158,6 +163,12 @@ def winner_of(board):
         if board[a] in ("X", "O") and board[a] == board[b] == board[c]:
             return board[a]
     return None
+
+
+def _is_one_game(result):
+    """Whether result is three int tallies that count one game: the right count, perhaps in the wrong place."""
+    tallies = type(result) in (list, tuple) and len(result) == 3 and all(type(n) is int for n in result)
+    return tallies and sum(result) == 1
 
 
 def _same_value(result, expected):

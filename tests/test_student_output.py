@@ -116,3 +116,23 @@ def test_pytest_tb_still_shows_pytest_s_own_report(tmp_path):
     done = subprocess.run([*command, "--tb=short", "-x"], cwd=root, capture_output=True, text=True, timeout=120)
     assert "memoization.py:" in done.stdout and "TypeError" in done.stdout, done.stdout
     assert "what to fix" not in done.stdout
+
+
+def test_the_grader_and_the_notebooks_give_the_same_hint_for_an_error():
+    """Do the grader's feedback and the notebook helpers say what to try for an unhashable key, as the tests do?"""
+    from autograder.authoring.notebook_tests import helpers_source
+    from autograder.course import error_hints
+    from autograder.grading import feedback
+
+    advice = error_hints.hint("TypeError", "unhashable type: 'list'")
+    assert advice.startswith("a list cannot be a dict key")
+    reply = {"error": "TypeError", "message": "unhashable type: 'list'", "where": "memoization.py line 9"}
+    assert feedback.error_text("score", reply).endswith(advice)
+    cell = {}
+    exec(helpers_source(), cell)
+
+    def score(board):
+        return {}[board]
+
+    assert advice in cell["_raised"](score, (" " * 9,), TypeError("unhashable type: 'list'"))
+    assert (ROOT / "assignments" / "error_hints.py").read_text() == Path(error_hints.__file__).read_text()

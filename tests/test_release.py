@@ -50,6 +50,7 @@ def test_the_instructions_name_commands_the_release_has(released):
     assert len(readmes) == 8
     for readme in readmes:
         assert "autograde " not in readme.read_text(), readme  # the command; "the autograder" is fine
+        assert "pip install -e" not in readme.read_text(), readme  # the release is not a package
     assert "python check.py" in (released / "assignments" / "01_rules" / "README.md").read_text()
 
 

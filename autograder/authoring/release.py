@@ -44,8 +44,8 @@ RELEASE_FILES = Path(__file__).parent / "release_files"
 
 
 # Commands the stage READMEs name, as the release spells them (it has no autograder package to install).
+SETUP_NOTE = re.compile(rb"\n?\(set up once with `pip install -e \.` from the course root; [^)]*\)")
 RELEASE_COMMANDS = [
-    (b"with `pip install -e .` from the course root", b"with `pip install -r requirements.txt`"),
     (b"python -m autograder check", b"python check.py"),
     (b"autograde check", b"python check.py"),
     (b"autograde hint", b"python hint.py"),
@@ -79,6 +79,7 @@ def released_files() -> dict[str, bytes]:
         data = path.read_bytes()
         if path.name == "README.md":
             # The release has no `autograde` command; the same check and hints ship as check.py and hint.py.
+            data = SETUP_NOTE.sub(b" (set up once with `pip install -r requirements.txt`)", data)
             for course, release in RELEASE_COMMANDS:
                 data = data.replace(course, release)
         files[relative.as_posix()] = data

@@ -69,6 +69,8 @@ def explain_call_error(module, excinfo):
         names = [one.name for one in excinfo.traceback[-60:] if Path(str(one.path)).name == f"{module}.py"]
         recursing = max(set(names), key=names.count)
         entry = _last_frame_in(f"{module}.py", [one for one in excinfo.traceback if one.name == recursing])
+        where = f"{_where(entry.path)} line {entry.lineno + 1}"
+        return f"{where}: {recursing} never stops calling itself (RecursionError): {error_hints.RECURSION_ADVICE}"
     if entry is not None:
         if isinstance(error, NotImplementedError):
             return f"{entry.name} is not written yet: replace `raise NotImplementedError()` in {module}.py"
@@ -117,8 +119,8 @@ def explain_import_error(module, error):
     for frame in reversed(frames):
         path = frame.tb_frame.f_code.co_filename
         if Path(path).name == filename:
-            where = f"{_where(path)} line {frame.tb_lineno}: importing {filename} failed with"
-            return error_hints.one_line(type(error).__name__, _message(error), where)
+            said = error_hints.one_line(type(error).__name__, _message(error))
+            return f"{_where(path)} line {frame.tb_lineno}: importing {filename} failed with {said}"
     return None
 
 

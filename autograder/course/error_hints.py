@@ -5,6 +5,9 @@ use it. Standard library only and no imports from the course: `autograde build` 
 assignments/error_hints.py, which the student release ships.
 """
 
+RECURSION_ADVICE = (
+    "return before recursing when the board is finished, and make each call work on a board with one more mark"
+)
 MESSAGE_CAP = 160  # characters of an error's own message shown; a student's message may be anything
 
 
@@ -13,10 +16,7 @@ def hint(kind: str, message: str = "") -> str:
     if kind == "NotImplementedError":
         return "not written yet: replace `raise NotImplementedError()` with your code"
     if kind == "RecursionError":
-        return (
-            "it never stops calling itself: return before recursing when the board is finished, and make each "
-            "call work on a board with one more mark"
-        )
+        return f"it never stops calling itself: {RECURSION_ADVICE}"
     if kind == "TypeError":
         if "unhashable type" in message:
             return "a list cannot be a dict key: use tuple(board) or ''.join(board) as the key"

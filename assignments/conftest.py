@@ -1,7 +1,14 @@
-"""pytest hooks for the visible tests: say in one line what to do when a function is not written yet, is
-misnamed, never stops recursing, or when your module does not import at all, instead of showing a traceback.
+"""pytest hooks for the visible tests: each failure shows only the lesson, and a stage where everything fails
+still fits on a screen.
 
-Every other failure (a wrong answer) keeps pytest's usual report, with a message that draws the board.
+- A wrong answer shows the visible test's own message (the board, what came back, the answer, what to try),
+  without the test's source or pytest's assertion details.
+- An error raised inside your module is one line: your file and line, the error, and what to try for that
+  kind of error (error_hints.py, the same words the grader uses).
+- A function not written yet, a misnamed one, or a module that does not import is one line too.
+- The first failures are shown in full, the next ones in one line each, the rest counted.
+
+`pytest --tb=long` (or any --tb) shows pytest's own report instead.
 """
 
 import os
@@ -9,9 +16,16 @@ import re
 import sys
 from pathlib import Path
 
+import error_hints
 import pytest
 
 MISSING_ATTRIBUTE = re.compile(r"^module '([\w.]+)' has no attribute '(\w+)'")
+SHOWN_IN_FULL = 3  # failures shown with their whole message
+SHOWN_IN_ONE_LINE = 8  # failures after those shown by their first line; the rest are counted
+# pytest appends its own explanation of a failed assert ("assert False", "where False = ...") to the message.
+ASSERT_EXPLANATION = re.compile(r"\nassert .*\Z", re.DOTALL)
+
+_taken_over = False  # whether this conftest prints the failures (no --tb given) instead of pytest
 
 
 def _stage_module(path):
@@ -31,12 +45,17 @@ def _where(filename):
     return str(filename) if relative.startswith("..") else relative
 
 
+def _last_frame_in(filename, entries):
+    """The last traceback entry in a file named filename, or None."""
+    for entry in reversed(list(entries)):
+        if Path(str(entry.path)).name == filename:
+            return entry
+    return None
+
+
 def explain_call_error(module, excinfo):
-    """One line for an exception raised while a test called your function, or None to keep the usual report."""
+    """The lesson of a failed test: the test's message, or one line for an error."""
     error = excinfo.value
-    if isinstance(error, NotImplementedError):
-        entry = excinfo.traceback[-1]
-        return f"{entry.name} is not written yet: replace `raise NotImplementedError()` in {Path(str(entry.path)).name}"
     if isinstance(error, AttributeError):
         found = MISSING_ATTRIBUTE.match(str(error))
         if found and found.group(1) == module:
@@ -44,14 +63,41 @@ def explain_call_error(module, excinfo):
             if name == "memo":
                 return f"{module}.py has no memo — it needs a dict named memo at module level (not inside score)"
             return f"{module}.py has no function {name} — check its name"
-    if isinstance(error, RecursionError):
-        names = [entry.name for entry in excinfo.traceback[-50:]]
-        function = max(set(names), key=names.count) if names else "your function"
-        return (
-            f"{function} never stops calling itself (RecursionError): return before recursing when the board is "
-            "finished, and make each call work on a board with one more mark"
-        )
-    return None
+    entry = _last_frame_in(f"{module}.py", excinfo.traceback)
+    if isinstance(error, RecursionError) and entry is not None:
+        # The deepest frame may be a helper (to_move); the function that recurses is the one most on the stack.
+        names = [one.name for one in excinfo.traceback[-60:] if Path(str(one.path)).name == f"{module}.py"]
+        recursing = max(set(names), key=names.count)
+        entry = _last_frame_in(f"{module}.py", [one for one in excinfo.traceback if one.name == recursing])
+        where = f"{_where(entry.path)} line {entry.lineno + 1}"
+        return f"{where}: {recursing} never stops calling itself (RecursionError): {error_hints.RECURSION_ADVICE}"
+    if entry is not None:
+        if isinstance(error, NotImplementedError):
+            return f"{entry.name} is not written yet: replace `raise NotImplementedError()` in {module}.py"
+        where = f"{_where(entry.path)} line {entry.lineno + 1}, in {entry.name}"
+        return error_hints.one_line(type(error).__name__, _message(error), where)
+    if isinstance(error, AssertionError):
+        text = _unindent(ASSERT_EXPLANATION.sub("", str(error)).rstrip())
+        if text:
+            return text
+    last = excinfo.traceback[-1] if excinfo.traceback else None
+    where = f"{_where(last.path)} line {last.lineno + 1}" if last is not None else ""
+    return error_hints.one_line(type(error).__name__, _message(error), where)
+
+
+def _unindent(text):
+    """The test's message as written: pytest indents every line of it after the first by two spaces."""
+    first, *rest = text.split("\n")
+    if all(line.startswith("  ") or not line.strip() for line in rest):
+        rest = [line[2:] for line in rest]
+    return "\n".join([first, *rest])
+
+
+def _message(error):
+    try:
+        return str(error)
+    except Exception:
+        return "(the message could not be read)"
 
 
 def explain_import_error(module, error):
@@ -73,18 +119,28 @@ def explain_import_error(module, error):
     for frame in reversed(frames):
         path = frame.tb_frame.f_code.co_filename
         if Path(path).name == filename:
-            return (
-                f"{_where(path)} line {frame.tb_lineno}: importing {filename} failed with "
-                f"{type(error).__name__}: {error}"
-            )
+            said = error_hints.one_line(type(error).__name__, _message(error))
+            return f"{_where(path)} line {frame.tb_lineno}: importing {filename} failed with {said}"
     return None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    """Unless --tb was given, print the failures ourselves (pytest_terminal_summary), briefly."""
+    global _taken_over
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or config.option.tbstyle != "auto":
+        return
+    _taken_over = True
+    config.option.tbstyle = "no"  # pytest's own failure sections stay silent
+    reporter.reportchars = reporter.reportchars.replace("f", "").replace("E", "")  # so do its FAILED lines
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
     module = _stage_module(item.path)
-    if module and report.failed and call.excinfo is not None:
+    if _taken_over and module and report.failed and call.excinfo is not None:
         line = explain_call_error(module, call.excinfo)
         if line:
             report.longrepr = line
@@ -94,14 +150,57 @@ def pytest_runtest_makereport(item, call):
 def pytest_exception_interact(node, call, report):
     """Called for a failed collection too: that is where an import error of your module shows up."""
     module = _stage_module(getattr(node, "path", ""))
-    if module and isinstance(report, pytest.CollectReport) and call.excinfo is not None:
+    if _taken_over and module and isinstance(report, pytest.CollectReport) and call.excinfo is not None:
         line = explain_import_error(module, call.excinfo.value)
         if line:
             report.longrepr = line
 
 
+def _name(report):
+    """A failure's name as a student reads it: the example's description, or the test's name."""
+    if "::" not in report.nodeid:
+        return f"loading {Path(report.nodeid).name}"
+    test = report.nodeid.split("::")[-1]
+    found = re.fullmatch(r"test_example\[(.*)\]", test)
+    return found.group(1) if found else test.removeprefix("test_").replace("_", " ")
+
+
+def _failures(terminalreporter):
+    """{message: the names of the failures that gave it}, in the order they failed: one message, said once."""
+    grouped = {}
+    for key in ("error", "failed"):
+        for report in terminalreporter.stats.get(key, []):
+            if getattr(report, "longrepr", None) is not None:
+                grouped.setdefault(str(report.longrepr).strip(), []).append(_name(report))
+    return grouped
+
+
+def _write_failures(terminalreporter):
+    grouped = _failures(terminalreporter)
+    if not grouped:
+        return
+    count = sum(len(names) for names in grouped.values())
+    terminalreporter.write_sep("=", f"what to fix ({count} failed)")
+    for number, (text, names) in enumerate(grouped.items()):
+        name = names[0] + (f" (and {len(names) - 1} more with the same message)" if len(names) > 1 else "")
+        if number < SHOWN_IN_FULL:
+            terminalreporter.write_line(f"\n{number + 1}. {name}")
+            terminalreporter.write_line(text)
+        elif number < SHOWN_IN_FULL + SHOWN_IN_ONE_LINE:
+            if number == SHOWN_IN_FULL:
+                terminalreporter.write_line("\nAlso failed:")
+            first = text.splitlines()[0] if text else ""
+            terminalreporter.write_line(f"  {number + 1}. {name}: {error_hints.shorten(first, 200)}")
+    hidden = sum(len(names) for names in list(grouped.values())[SHOWN_IN_FULL + SHOWN_IN_ONE_LINE :])
+    if hidden:
+        terminalreporter.write_line(f"  ... and {hidden} more: fix the first ones and run again")
+    terminalreporter.write_line("")
+
+
 def pytest_terminal_summary(terminalreporter):
-    """Name the file that was tested, so you know which copy of your module the results are about."""
+    """The failures, briefly (when no --tb was given); then the file that was tested."""
+    if _taken_over:
+        _write_failures(terminalreporter)
     tested = set()
     for key in ("passed", "failed"):
         for report in terminalreporter.stats.get(key, []):

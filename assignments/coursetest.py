@@ -4,19 +4,23 @@ The test files keep their examples in a table of plain values (EXAMPLES); this m
 table and the value your function returned into a message that shows the board and says what to try next.
 """
 
+import reprlib
+
 # One "try this" line per function, used when nothing more specific applies.
 TRY_THIS = {
-    "winner": "check all eight LINES (three rows, three columns, two diagonals) and return the mark that fills one.",
-    "to_move": "X moves first, so it is X's turn exactly when board.count('X') == board.count('O').",
-    "count_games": "a finished board is 1 game; otherwise add up the counts after each empty square is played "
-    "with to_move(board)'s mark.",
-    "score": "X takes the largest score of its moves, O the smallest; a finished board scores 1, -1 or 0.",
+    "winner": "look at all eight LINES (three rows, three columns, two diagonals), and return None only after the "
+    "loop has looked at every one.",
+    "to_move": "X moves first, so it is X's turn exactly when both players have the same number of marks.",
+    "count_games": "a finished board is 1 game; otherwise play each empty square with the mark of the player to "
+    "move, count the games from there, and undo the mark before trying the next square.",
+    "score": "X takes the largest score of its moves, O the smallest; a finished board scores 1, -1 or 0. With a "
+    "memo, two different boards must never share a key.",
     "choose_move": "try each empty square with the mover's mark, score the board, undo the move, and keep the "
     "highest score for X, the lowest for O.",
     "winning_square": "look for a line holding two of mark and one empty square, and return that empty square; "
     "return -1 when there is none.",
-    "count_results": "a finished board is one game: [1, 0, 0], [0, 1, 0] or [0, 0, 1]; otherwise add the three "
-    "tallies of every move, position by position.",
+    "count_results": "a finished board is one game: [1, 0, 0], [0, 1, 0] or [0, 0, 1]; otherwise play each empty "
+    "square, add its three tallies position by position, and undo the mark.",
     "alphabeta": "X raises alpha and O lowers beta as scores come in; stop once alpha >= beta, and pass the "
     "narrowed window down to every recursive call.",
     "depth_score": "a win for X scores 10 - depth, for O depth - 10; the board after the candidate move is depth 1, "
@@ -26,8 +30,8 @@ TRY_THIS = {
     "symmetries": "turn the board a quarter turn clockwise three times, then flip it left to right and turn that "
     "three times: 8 boards, each a new list.",
     "canonical": "join each of the 8 symmetries into a string and return the smallest (min).",
-    "quickest_move": "a sooner win must be worth more than a later one: score a won board by its empty squares "
-    "plus one, then pick the move with the best such score.",
+    "quickest_move": "a sooner win must be worth more than a later one, and any win, even one that fills the "
+    "board, more than a draw; then pick the move with the best such score (`autograde hint 7` says more).",
 }
 
 
@@ -49,11 +53,28 @@ def side_by_side(left, right, left_title, right_title):
     return "\n".join(f"    {a:<{width}}{b}" for a, b in zip(left_lines, right_lines, strict=True))
 
 
+SHOWN_CAP = 300  # characters of a returned value shown: a wrong answer can be millions of characters long
+
+
+def short_repr(value, cap=SHOWN_CAP):
+    """repr(value), shortened to at most cap characters (reprlib shortens long lists and strings inside it)."""
+    shortener = reprlib.Repr()  # attributes, not keyword arguments: those need Python 3.12
+    shortener.maxlist = shortener.maxtuple = shortener.maxset = 12
+    shortener.maxstring = shortener.maxother = 60
+    try:
+        text = shortener.repr(value)
+    except Exception:
+        text = f"(a {type(value).__name__} whose repr() failed)"
+    if type(value) in (list, tuple) and len(value) > shortener.maxlist:
+        text += f" ({len(value):,} items)"
+    return text if len(text) <= cap else text[: cap - 1] + "…"
+
+
 def show(value):
-    """A value as Python would print it, naming its type when the type is part of the mistake."""
+    """A value as Python would print it, naming its type when the type is part of the mistake; shortened."""
     if isinstance(value, bool) or type(value) not in (int, str, list, tuple, set, type(None)):
-        return f"{value!r} (a {type(value).__name__})"
-    return repr(value)
+        return f"{short_repr(value)} (a {type(value).__name__})"
+    return short_repr(value)
 
 
 def call_text(function_name, args):
@@ -109,10 +130,14 @@ def hint(function_name, board, result, expected):
             return "return None when no line is filled with one mark (after the loop, not inside it)."
     if function_name == "count_results" and winner_of(board) is not None and " " not in board:
         return "this full board has a winner: check for a winner before checking for a full board."
+    if function_name == "count_results" and finished and _is_one_game(result) and isinstance(expected, list):
+        return f"this board is one game, {expected!r}: the tallies are [x_wins, o_wins, draws], in that order."
     if function_name in ("count_games", "count_results") and finished:
         return "a finished board (a line is filled, or no square is empty) is exactly one game: check that first."
     if function_name == "score" and finished:
         return "a finished board is scored directly: 1 if X has a line, -1 if O has one, 0 if it is full."
+    if isinstance(expected, set) and type(result) is not int:
+        return f"return the square as a plain int, like {min(expected)}, not a {type(result).__name__}."
     if function_name in ("choose_move", "winning_square", "quickest_move") and isinstance(expected, set):
         if type(result) is int and 0 <= result <= 8 and board[result] != " ":
             return f"square {result} is already taken: only return an empty square."
@@ -154,6 +179,12 @@ def winner_of(board):
         if board[a] in ("X", "O") and board[a] == board[b] == board[c]:
             return board[a]
     return None
+
+
+def _is_one_game(result):
+    """Whether result is three int tallies that count one game: the right count, perhaps in the wrong place."""
+    tallies = type(result) in (list, tuple) and len(result) == 3 and all(type(n) is int for n in result)
+    return tallies and sum(result) == 1
 
 
 def _same_value(result, expected):

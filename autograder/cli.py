@@ -10,6 +10,7 @@ COMMANDS = {
     "grading-workflow": ("grading.github_workflow", "write the GitHub Actions workflow grading a class in shards"),
     "verify": ("authoring.verify", "grade the references, starters and known-wrong variants; fail on surprises"),
     "check": ("practice.check", "run the visible tests of your stages and show what to fix first"),
+    "hint": ("practice.hint", "one more hint for a stage each time (the last is the answer); --reset"),
     "play": ("practice.play", "play tic-tac-toe against your own minimax, or watch two players"),
     "build": ("authoring.build", "regenerate the starters (and notebooks) from solutions/; --check for drift"),
     "release": ("authoring.release", "write the student copy of the course and check it leaks nothing"),

@@ -128,6 +128,9 @@ def test_source_notebooks_are_exactly_what_nbformat_writes():
 def test_helpers_and_config_cells_are_the_package_files():
     """The helpers cell and nbgrader_config.py are copies of real (linted) files of the package."""
     helpers = (ROOT / "autograder" / "authoring" / "nbgrader_files" / "helpers.py").read_text()
+    # with the grader's error hints embedded where the file leaves their source empty
+    hints = (ROOT / "autograder" / "course" / "error_hints.py").read_text()
+    helpers = helpers.replace('_ERROR_HINTS_SOURCE = ""', f"_ERROR_HINTS_SOURCE = {hints!r}", 1)
     for stage in STAGES:
         assert text(cells_by_id(source_notebook(stage))["helpers"]) == helpers.rstrip("\n")
     config = (ROOT / "autograder" / "authoring" / "nbgrader_files" / "nbgrader_config.py").read_text()

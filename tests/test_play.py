@@ -570,3 +570,51 @@ def test_the_reply_decoder_accepts_only_what_the_child_writes(data):
     for index, line in enumerate(lines):
         assert any(shape.keys() == line.keys() for shape in SHAPES)
         assert ("board" in line) == (index > 0)
+
+
+# ---------------------------------------------------------------- quickest_move plays where it can force a win
+
+
+def quickest_move_folder(tmp_path, on_forced_win, elsewhere):
+    """A stage 7 module: the reference quick_score, and a quickest_move that answers forced wins one way and
+    every other board another."""
+    reference = (SOLUTIONS / "07_quickest_move" / "quickest_move.py").read_text()
+    stage = tmp_path / "07_quickest_move"
+    stage.mkdir()
+    code = reference.split("def quickest_move")[0] + textwrap.dedent(f"""
+        def quickest_move(board):
+            mark = to_move(board)
+            scores = {{}}
+            for square in range(9):
+                if board[square] == " ":
+                    board[square] = mark
+                    scores[square] = quick_score(board)
+                    board[square] = " "
+            best = (max if mark == "X" else min)(scores.values())
+            if (best > 0) != (mark == "X") or best == 0:
+                {elsewhere}
+            {on_forced_win}
+        """)
+    (stage / "quickest_move.py").write_text(code)
+    return tmp_path
+
+
+@pytest.mark.parametrize("side", ["X", "O"])
+def test_a_quickest_move_that_answers_only_forced_wins_plays_a_match(tmp_path, side):
+    """Is a correct quickest_move that returns None off its contract (no forced win) played, not blamed?"""
+    folder = quickest_move_folder(
+        tmp_path, "return min(s for s in scores if scores[s] == best)", "return None  # never asked in stage 7"
+    )
+    x, o = ("quickest_move", "random") if side == "X" else ("random", "quickest_move")
+    result = run("--x", x, "--o", o, "--from-folder", str(folder), "--games", "10", "--seed", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("the perfect reference move is played for it") == 1, result.stdout
+    assert f"quickest_move.quickest_move ({side}) never lost." in result.stdout
+
+
+def test_a_quickest_move_is_still_asked_where_it_can_force_a_win(tmp_path):
+    """Where the mover can force a win, is it the student's function that moves (a taken square is named)?"""
+    folder = quickest_move_folder(tmp_path, "return next(s for s in range(9) if board[s] != ' ')", "return None")
+    result = run("--x", "quickest_move", "--o", "random", "--from-folder", str(folder))
+    assert result.returncode == 1
+    assert "The game stops: quickest_move.quickest_move returned 0, but square 0 is taken by X" in result.stdout

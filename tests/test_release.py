@@ -34,10 +34,10 @@ def test_the_release_holds_the_student_files_and_no_grader(released):
             assert f"assignments/{stage.id}/README.md" in names
         starter = (released / "assignments" / stage.id / stage.filename).read_text()
         assert starter == build.starter(stage)
-    assert {"README.md", "requirements.txt", "pyproject.toml", "check.py"} <= names
+    assert {"README.md", "requirements.txt", "pyproject.toml", "check.py", "hint.py"} <= names
     assert {"assignments/conftest.py", "assignments/coursetest.py"} <= names
     tops = {name.split("/")[0] for name in names}
-    assert tops == {"assignments", "README.md", "requirements.txt", "pyproject.toml", "check.py", ".github"}
+    assert tops == {"assignments", "README.md", "requirements.txt", "pyproject.toml", "check.py", "hint.py", ".github"}
     for path in released.rglob("*"):
         if path.is_file():
             text = path.read_text()
@@ -50,6 +50,7 @@ def test_the_instructions_name_commands_the_release_has(released):
     assert len(readmes) == len(STAGES) + 1  # the course README and one per stage
     for readme in readmes:
         assert "autograde " not in readme.read_text(), readme  # the command; "the autograder" is fine
+        assert "pip install -e" not in readme.read_text(), readme  # the release is not a package
     assert "python check.py" in (released / "assignments" / "01_rules" / "README.md").read_text()
 
 
@@ -69,6 +70,8 @@ def test_the_visible_tests_run_in_the_release(released, tmp_path):
     assert solved.returncode == 0, solved.stdout
     checked = subprocess.run([sys.executable, "check.py", "rules"], cwd=copy, capture_output=True, text=True, env=env)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    hinted = subprocess.run([sys.executable, "hint.py", "1"], cwd=copy, capture_output=True, text=True, env=env)
+    assert hinted.returncode == 0 and "01_rules, hint 1 of" in hinted.stdout, hinted.stdout + hinted.stderr
 
 
 def test_a_planted_solution_line_and_hidden_board_are_named(released, tmp_path):

@@ -80,7 +80,12 @@ def test_a_scored_board_is_looked_up_not_searched_again(monkeypatch):
     assert result == 0 and len(calls) == 1, (
         f"Scoring the empty board a second time made {len(calls):,} calls to score (and returned "
         f"{coursetest.show(result)}); with the board already in memo it should make 1 and return 0.\n"
-        "Try this: at the very start of score, return memo[key] when key is already in memo."
+        "Try this: "
+        + (
+            "the lookup works, but memo gave back the wrong score: two different boards must never share a key."
+            if len(calls) == 1
+            else "at the very start of score, look the board up in memo before searching."
+        )
     )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from autograder.authoring import notebooks
 from autograder.authoring.markers import MarkerError, solution_code, strip_solutions
+from autograder.course import error_hints
 from autograder.course.stages import ROOT, STAGES, Stage
 
 SHARED_HELPERS = ("LINES", "winner", "to_move")
@@ -55,6 +56,9 @@ def starter(stage: Stage) -> str:
 GENERATORS: list[tuple[Callable[[], list[Stage]], Callable[[Stage], Path], Callable[[Stage], str]]] = [
     (lambda: list(STAGES), lambda s: s.starter_path, starter),
 ]
+ERROR_HINTS = Path(error_hints.__file__).read_text()
+# The error hints the visible tests use: one source (autograder/course/error_hints.py), copied beside them.
+GENERATORS.append((lambda: STAGES[:1], lambda _: ROOT / "assignments" / "error_hints.py", lambda _: ERROR_HINTS))
 GENERATORS += notebooks.GENERATORS  # nbgrader source notebooks and the course folder's config
 
 

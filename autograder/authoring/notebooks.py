@@ -42,7 +42,7 @@ def _instructions(stage: Stage) -> str:
     for line in stage.readme_path.read_text().splitlines():
         if line.startswith("## "):
             skipping = line[3:].strip().lower() in PY_ONLY_SECTIONS
-        if not skipping:
+        if not skipping and "`autograde hint" not in line:  # a command of the .py workflow
             kept.append(line)
     text = "\n".join(kept).strip()
     where = "You write your code in this notebook, in the answer cell below."

@@ -55,6 +55,15 @@ ONE_SQUARE = re.compile(r"""["']([XO ])["']""")
 RELEASE_FILES = Path(__file__).parent / "release_files"
 
 
+# Commands the stage READMEs name, as the release spells them (it has no autograder package to install).
+SETUP_NOTE = re.compile(rb"\n?\(set up once with `pip install -e \.` from the course root; [^)]*\)")
+RELEASE_COMMANDS = [
+    (b"python -m autograder check", b"python check.py"),
+    (b"autograde check", b"python check.py"),
+    (b"autograde hint", b"python hint.py"),
+]
+
+
 @dataclass(frozen=True)
 class Secret:
     text: str  # what must not appear
@@ -121,8 +130,10 @@ def released_files() -> dict[str, bytes]:
             continue
         data = path.read_bytes()
         if path.name == "README.md":
-            # The release has no `autograde` command; the same check ships as check.py.
-            data = data.replace(b"autograde check", b"python check.py")
+            # The release has no `autograde` command; the same check and hints ship as check.py and hint.py.
+            data = SETUP_NOTE.sub(b" (set up once with `pip install -r requirements.txt`)", data)
+            for course, release in RELEASE_COMMANDS:
+                data = data.replace(course, release)
         files[relative.as_posix()] = data
     for stage in STAGES:
         # Fresh from the solution, never the working copy: an instructor may have filled in a starter to try it.
@@ -132,6 +143,7 @@ def released_files() -> dict[str, bytes]:
     files["pyproject.toml"] = (RELEASE_FILES / "pyproject.toml").read_bytes()
     files["check.py"] = (Path(__file__).parents[1] / "practice" / "check.py").read_bytes()
     files[CLASSROOM_WORKFLOW] = classroom_workflow().encode()
+    files["hint.py"] = (Path(__file__).parents[1] / "practice" / "hint.py").read_bytes()
     return files
 
 

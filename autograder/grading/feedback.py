@@ -6,6 +6,7 @@ which describes a value in a bounded, escaped form, and every text is capped and
 
 from dataclasses import dataclass
 
+from autograder.course import error_hints
 from autograder.course.board import draw_with_key
 from autograder.course.checks import Case, Check
 from autograder.grading.protocol import Other, clean
@@ -134,7 +135,9 @@ def error_text(function: str, reply: dict) -> str:
     if error == "slow":
         return f"{function} {message}"
     where = f" at {reply['where']}" if "where" in reply else ""
-    return f"{function} raised {error}{where}: {message}" if message else f"{function} raised {error}{where}"
+    said = f"{function} raised {error}{where}: {message}" if message else f"{function} raised {error}{where}"
+    advice = error_hints.hint(error, message)  # the same words as the visible tests and the notebooks
+    return f"{said} — {advice}" if advice else said
 
 
 def not_one_of(function: str, value, allowed: tuple) -> str:

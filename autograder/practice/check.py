@@ -115,7 +115,8 @@ def summarise(stage: str, junit_xml: str) -> StageReport:
 
 
 def one_line(message: str, text: str) -> str:
-    """The line a student should read first: the hint the visible tests give, without pytest's decoration."""
+    """The line a student should read first: the visible test's first line and its "Try this:" line, as
+    assignments/conftest.py words them (an error in the student's code is already one line)."""
     candidates = [message] if message and message != "collection failure" else []
     candidates.append(text)
     for candidate in candidates:
@@ -125,7 +126,8 @@ def one_line(message: str, text: str) -> str:
         if len(lines) > 1 and any(line.startswith("E ") for line in lines):
             # A raw traceback: pytest marks the exception lines with "E"; the first of them says what went wrong.
             lines = [line[1:].strip() for line in lines if line.startswith("E ")]
-        return lines[0].removeprefix("AssertionError: ")
+        advice = next((line for line in lines[1:] if line.startswith("Try this:")), "")
+        return " ".join(filter(None, [lines[0].removeprefix("AssertionError: "), advice]))
     return "a test failed (run pytest on this stage to see it)"
 
 

@@ -4,6 +4,7 @@ from autograder.course.checks import Check, case, unchanged
 from autograder.course.oracle import Oracle
 
 KINDS = {"rows": range(0, 3), "columns": range(3, 6), "diagonals": range(6, 8)}
+HOW_MANY = {"rows": "three", "columns": "three", "diagonals": "two"}
 
 
 def checks(oracle: Oracle) -> list[Check]:
@@ -29,7 +30,8 @@ def checks(oracle: Oracle) -> list[Check]:
                 title=f"winner on every reachable board won on one of the {kind}",
                 points=1,
                 cases=[case(p, accept=oracle.winner(p)) for p in won[kind]],
-                hint=f"Check that LINES has all three {kind} and that your loop looks at every line.",
+                hint=f"Check that LINES has all {HOW_MANY[kind]} {kind} "
+                "(eight lines in all) and that your loop looks at every line.",
             )
             for kind in KINDS
         ),

@@ -26,7 +26,8 @@ def checks(oracle: Oracle) -> list[Check]:
             title="quickest_move on 100 boards where the win takes more moves, the tricky ones included",
             points=8,
             cases=[case(p, accept=oracle.quickest_moves(p)) for p in sample(later, 84, "quickest/later", telling)],
-            hint="Score a won board by how many squares are still empty, so a shorter game scores higher.",
+            hint="A sooner win must score higher, and any win, even one that fills the board, must score above "
+            "a draw: check what your scoring gives a win with no empty square left.",
         ),
         unchanged("quickest_move", points=2),
     ]

@@ -19,6 +19,8 @@ EXAMPLES = [
     ("winning_square", ("X  X O   ", "X"), {6}, "X completes the left column"),
     ("winning_square", ("X O X    ", "X"), {8}, "X completes a diagonal"),
     ("winning_square", ("X O OX   ", "O"), {6}, "O completes the other diagonal"),
+    ("winning_square", ("X XOO    ", "X"), {1}, "the empty square can be in the middle of the line"),
+    ("winning_square", (" XXOO    ", "X"), {0}, "or at its start"),
     ("winning_square", ("X O OX   ", "X"), -1, "X has no two in a line"),
     ("winning_square", ("XOX      ", "X"), -1, "O's mark blocks the top row"),
     ("winning_square", ("OO  X  X ", "X"), -1, "the middle column is blocked by O"),

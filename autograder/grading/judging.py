@@ -14,7 +14,8 @@ from autograder.grading import feedback
 from autograder.grading.feedback import Problem
 from autograder.grading.plan import AGAIN_SECONDS, Plan
 from autograder.grading.protocol import Replies, decode
-from autograder.grading.record import Outcome, StageResult, TestResult
+from autograder.grading.record import Mistake, Outcome, StageResult, TestResult
+from autograder.grading.sandbox.run_result import memory_detail
 
 MEMO_POSITIONS = 5478
 MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,000 calls; plain minimax 549,946
@@ -28,6 +29,9 @@ MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,
 #   the same plain searches made to answer every board again (AGAIN_SECONDS lifted):        4.4-4.7 s
 # so honest memo code is 15x under the threshold and a search that really answers is 3x over it.
 MEMO_CPU_THRESHOLD = 1.5
+MAX_MISTAKES = 12  # wrong answers kept per check for the class statistics (the feedback shows fewer)
+SEARCH_MOVES = ("choose_move", "quickest_move")
+COUNTS = ("count_games", "count_results")
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,8 @@ def unanswered(run, limits, seconds: float, what: str = "the stage") -> Unanswer
         return Unanswered(Outcome.TIMEOUT, feedback.waited(limits.wall_seconds))
     if run.status == "output-limit":
         return Unanswered(Outcome.OUTPUT_LIMIT, feedback.wrote_too_much())
+    if run.status == "killed" and run.detail == memory_detail(limits):
+        return Unanswered(Outcome.MEMORY_LIMIT, feedback.stopped(run.detail))
     if run.status == "killed":
         return Unanswered(Outcome.CRASHED, feedback.stopped(run.detail))
     if run.status == "sandbox-error":
@@ -61,13 +67,16 @@ def check_result(check: Check, outcome: Outcome, output: str) -> TestResult:
     return TestResult("", check.id, check.function, check.title, check.points, score, outcome, check.visible, output)
 
 
-def fail_all(stage: Stage, outcome: Outcome, message: str) -> StageResult:
-    """Every check of the stage failed for one reason (not submitted, unreadable, did not import, tampered)."""
+def fail_all(stage: Stage, outcome: Outcome, message: str, phase: str = "intake") -> StageResult:
+    """Every check of the stage failed for one reason (not submitted, unreadable, did not import, tampered).
+
+    phase: how far the stage got (StageResult.phase): "intake" when there was no module to run.
+    """
     message = feedback.stage_message(message)
     tests = [check_result(check, outcome, message) for check in stage_checks(stage.id)]
     for test in tests:
         test.stage = stage.id
-    return StageResult(stage.id, 0, stage.points, Outcome(outcome), message, tests)
+    return StageResult(stage.id, 0, stage.points, Outcome(outcome), message, tests, phase=phase)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -105,7 +114,7 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
         values.get(step_id) in right for step_id, right in several
     ):
         return check_result(check, Outcome.PASSED, "")  # the common case, decided without decoding anything
-    wrong, problems, outcome = 0, [], Outcome.PASSED
+    wrong, problems, outcome, mistakes = 0, [], Outcome.PASSED, []
     for step_id, right, one in plan.expected[check.id]:
         value = values.get(step_id)
         if value in right:
@@ -118,6 +127,8 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
         if not reply["ok"]:
             outcome, wrong = outcome.worse(Outcome.MISSING if reply["error"] == "missing" else Outcome.ERROR), wrong + 1
             problems.append(Problem(one, feedback.error_text(check.function, reply)))
+            if reply["error"] not in ("missing", "NotImplementedError"):
+                mistakes.append(Mistake(f"raised {reply['error']}", _squares(one.args[0]), str(reply["error"])))
             continue
         value = decode(reply["value"])
         why = type_problem(check.function, value, one.args[0])
@@ -125,6 +136,7 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
             continue
         outcome, wrong = outcome.worse(Outcome.FAILED), wrong + 1
         problems.append(Problem(one, why or feedback.returned(value), wrong_value=True))
+        mistakes.append(mistake(check.function, value, one.args[0], why))
     texts = {problem.text for problem in problems}
     # Not written yet, or not there at all: one line says it all, no board needed.
     one_reason = (
@@ -134,7 +146,32 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
         and "raised" not in next(iter(texts))
     )
     passed = outcome == Outcome.PASSED
-    return check_result(check, outcome, feedback.call_check(check, passed, one_reason, wrong, problems))
+    result = check_result(check, outcome, feedback.call_check(check, passed, one_reason, wrong, problems))
+    result.mistakes = tuple(mistakes[:MAX_MISTAKES])
+    return result
+
+
+def mistake(function: str, value, board, why: str | None) -> Mistake:
+    """A wrong answer by kind: the words the class statistics group by (never the expected answer)."""
+    shown = feedback.shorten(feedback.shown(value), 60)
+    if why is not None:  # not an answer of the function at all
+        if isinstance(value, int) and type(value) is int and function in (*SEARCH_MOVES, "winning_square"):
+            kind = "returned a taken square" if 0 <= value <= 8 else "returned a square off the board"
+        elif value is None:
+            kind = "returned None"
+        else:
+            kind = "returned the wrong type" if type(value) not in (str, int) else f"returned {shown}"
+    elif function in SEARCH_MOVES:
+        kind = "chose a square that is not best"
+    elif function in COUNTS:
+        kind = "returned a wrong count"
+    else:
+        kind = f"returned {shown}"
+    return Mistake(kind, _squares(board), shown)
+
+
+def _squares(board) -> str:
+    return "".join(square if square in ("X", "O") else " " for square in list(board)[:9])
 
 
 def _hashable(value):

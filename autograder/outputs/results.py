@@ -11,7 +11,7 @@ import json
 
 from autograder.course.stages import STAGES, TOTAL_POINTS
 from autograder.grading.judging import fail_all
-from autograder.grading.record import GradingParameters, Outcome, StageResult, SubmissionResult, TestResult
+from autograder.grading.record import GradingParameters, Mistake, Outcome, StageResult, SubmissionResult, TestResult
 from autograder.outputs import clean, clean_line, clean_tree
 
 HIDDEN_VISIBILITY = "after_published"
@@ -22,6 +22,7 @@ MAX_MESSAGE = 2_000
 MAX_NOTE = 1_000
 MAX_NOTES = 30
 MAX_NAME = 500
+MAX_KIND = 100  # a wrong answer's kind and value, as the class statistics group them
 
 
 def submission_result(
@@ -48,7 +49,17 @@ def submission_result(
             message=clean(result.message, MAX_MESSAGE),
             seconds=round(result.seconds, 3),
             cpu_seconds=round(result.cpu_seconds, 3),
-            tests=[dataclasses.replace(test, output=clean(test.output, MAX_TEST_OUTPUT)) for test in result.tests],
+            tests=[
+                dataclasses.replace(
+                    test,
+                    output=clean(test.output, MAX_TEST_OUTPUT),
+                    mistakes=tuple(
+                        Mistake(clean_line(m.kind, MAX_KIND), clean_line(m.board, 9), clean_line(m.value, MAX_KIND))
+                        for m in test.mistakes
+                    ),
+                )
+                for test in result.tests
+            ],
         )
         for stage_id, result in stages.items()
     }
@@ -84,6 +95,11 @@ def test_name(test: TestResult) -> str:
     return f"{test.stage}: {test.name}"
 
 
+def function_names(function: str) -> list[str]:
+    """A check's functions, one tag each ("score, choose_move" is two)."""
+    return [name.strip() for name in function.split(",") if name.strip()]
+
+
 def visibility(test: TestResult) -> str:
     return "visible" if test.visible else HIDDEN_VISIBILITY
 
@@ -103,8 +119,13 @@ def to_json(result: SubmissionResult) -> dict:
                     "visibility": visibility(test),
                     "output": test.output,
                     "output_format": "md",
-                    "tags": [stage.id, test.function],
-                    "extra_data": {"stage": stage.id, "check": test.check, "outcome": str(test.outcome)},
+                    "tags": [stage.id, *function_names(test.function)],
+                    "extra_data": {
+                        "stage": stage.id,
+                        "check": test.check,
+                        "outcome": str(test.outcome),
+                        **({"mistakes": [dataclasses.asdict(m) for m in test.mistakes]} if test.mistakes else {}),
+                    },
                 }
             )
     extra = {
@@ -120,6 +141,9 @@ def to_json(result: SubmissionResult) -> dict:
                 "message": stage.message,
                 "seconds": stage.seconds,
                 "cpu_seconds": stage.cpu_seconds,
+                "phase": stage.phase,
+                "starter": stage.starter,
+                "status": {"kind": str(stage.status.kind), "label": stage.status.label, "reason": stage.status.reason},
             }
             for stage_id, stage in result.stages.items()
         },
@@ -156,13 +180,14 @@ def from_json(data: dict) -> SubmissionResult:
             TestResult(
                 stage=meta["stage"],
                 check=meta["check"],
-                function=test["tags"][1],
+                function=", ".join(test["tags"][1:]),
                 name=test["name"].removeprefix(f"{stage_id}: "),
                 points=test["max_score"],
                 score=test["score"],
                 outcome=Outcome(meta["outcome"]),
                 visible=test["visibility"] == "visible",
                 output=test["output"],
+                mistakes=tuple(Mistake(**entry) for entry in meta.get("mistakes", ())),
             )
         )
     stages = {
@@ -175,6 +200,8 @@ def from_json(data: dict) -> SubmissionResult:
             tests.get(stage_id, []),
             entry["seconds"],
             entry["cpu_seconds"],
+            entry.get("phase", "calls"),  # results written before these fields: as a stage that ran
+            entry.get("starter", False),
         )
         for stage_id, entry in extra["stages"].items()
     }

@@ -12,6 +12,7 @@ COMMANDS = {
     "build": ("authoring.build", "regenerate the starters (and notebooks) from solutions/; --check for drift"),
     "release": ("authoring.release", "write the student copy of the course and check it leaks nothing"),
     "gradescope": ("grading.gradescope", "build a Gradescope autograder bundle (zip)"),
+    "stats": ("outputs.stats", "what the class got wrong, who needs help and what needs a look (from the gradebook)"),
     "doctor": ("grading.doctor", "say which isolation this machine gives to student code, and why"),
 }
 

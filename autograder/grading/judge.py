@@ -78,7 +78,8 @@ def judge_stage(
             message = feedback.exited_while_imported(stage.filename, run.returncode)
         else:
             message = feedback.stopped_before_tested(stage.filename, ended.why)
-        result = fail_all(stage, Outcome.ERROR if imported is not None else ended.outcome, message, phase="import")
+        outcome = ended.outcome if imported is None else import_outcome(imported)
+        result = fail_all(stage, outcome, message, phase="import")
         result.seconds, result.cpu_seconds = elapsed, cpu
         return result
     memo_ended = ended
@@ -105,6 +106,11 @@ def judge_stage(
         message = ended.why if run.status != "exited" else feedback.ended_early()
     starter = score == 0 and _only_not_implemented(replies)
     return StageResult(stage.id, score, stage.points, outcome, message, tests, elapsed, cpu, starter=starter)
+
+
+def import_outcome(imported: dict) -> Outcome:
+    """A failed import's outcome: the memory limit when it ran out of memory (the sandbox's limit), else an error."""
+    return Outcome.MEMORY_LIMIT if imported.get("error") == "MemoryError" else Outcome.ERROR
 
 
 def _only_not_implemented(replies) -> bool:

@@ -165,7 +165,7 @@ def stage_status(result: StageResult) -> StageStatus:
     if result.starter and result.score <= 0:
         return StageStatus(StageKind.STARTER, message or "the starter, unchanged")
     absent = next((test for test in result.tests if test.outcome == Outcome.MISSING), None)
-    if absent is not None and result.score <= 0:  # it loaded, but a function is not there (a wrong name)
+    if absent is not None:  # it loaded, but a function is not there (a wrong name): it cannot be graded whole
         return StageStatus(StageKind.NO_LOAD, _first_line(absent.output))
     if outcome in _STOPPED:
         stopped = next((test for test in result.tests if test.outcome == outcome), None)

@@ -318,8 +318,8 @@ def print_stats(facts: Facts, console=None) -> None:
             table.add_row(escape(row.name), f"{row.passed}/{row.working}", escape(wrong))
         if table.row_count:
             console.print(table)
-        else:
-            console.print(f"{stage.stage}: every working module passed every check." if stage.working else "")
+        elif stage.working:
+            console.print(f"{stage.stage}: every working module passed every check.")
 
 
 def main(argv: list[str] | None = None) -> int:

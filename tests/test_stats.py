@@ -119,6 +119,9 @@ def test_boards_are_described_by_how_they_stand():
     assert stats.board_class("XO XO X  ") == "boards won on a column"
     assert stats.board_class("XOXXOOOXX") == "drawn boards"
     assert stats.board_class("X        ") == "boards with O to move"
+    assert stats.cluster_label("returned 'O'", "X        ") == "returned 'O' on boards with O to move"
+    assert stats.cluster_label("returned a wrong count", "X        ") == "returned a wrong count on unfinished boards"
+    assert stats.cluster_label("raised KeyError", "XXXOO    ") == "raised KeyError"
 
 
 def canned_facts() -> stats.Facts:

@@ -30,6 +30,7 @@ MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,
 # so honest memo code is 15x under the threshold and a search that really answers is 3x over it.
 MEMO_CPU_THRESHOLD = 1.5
 MAX_MISTAKES = 12  # wrong answers kept per check for the class statistics (the feedback shows fewer)
+MISTAKES_PER_KIND = 4  # of one kind (boards won on a row, a column, a diagonal... need a few)
 SEARCH_MOVES = ("choose_move", "quickest_move")
 COUNTS = ("count_games", "count_results")
 
@@ -127,7 +128,7 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
         if not reply["ok"]:
             outcome, wrong = outcome.worse(Outcome.MISSING if reply["error"] == "missing" else Outcome.ERROR), wrong + 1
             problems.append(Problem(one, feedback.error_text(check.function, reply)))
-            if reply["error"] not in ("missing", "NotImplementedError"):
+            if reply["error"] != "missing":
                 mistakes.append(Mistake(f"raised {reply['error']}", _squares(one.args[0]), str(reply["error"])))
             continue
         value = decode(reply["value"])
@@ -147,8 +148,20 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
     )
     passed = outcome == Outcome.PASSED
     result = check_result(check, outcome, feedback.call_check(check, passed, one_reason, wrong, problems))
-    result.mistakes = tuple(mistakes[:MAX_MISTAKES])
+    result.mistakes = kept_mistakes(mistakes)
     return result
+
+
+def kept_mistakes(mistakes: list[Mistake]) -> tuple[Mistake, ...]:
+    """At most MAX_MISTAKES, and of one kind at most MISTAKES_PER_KIND: enough boards to tell the clusters apart,
+    few enough that a module that raises everywhere adds little to its results.json."""
+    seen: Counter = Counter()
+    kept = []
+    for found in mistakes:
+        seen[found.kind] += 1
+        if seen[found.kind] <= MISTAKES_PER_KIND:
+            kept.append(found)
+    return tuple(kept[:MAX_MISTAKES])
 
 
 def mistake(function: str, value, board, why: str | None) -> Mistake:

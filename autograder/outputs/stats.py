@@ -178,6 +178,18 @@ def board_class(board: str) -> str:
     return f"boards with {'X' if squares.count('X') == squares.count('O') else 'O'} to move"
 
 
+def cluster_label(kind: str, board: str) -> str:
+    """What a cluster of wrong answers is called: the kind, and the boards it happened on when that tells apart
+    one mistake from another (a winner missed on diagonals, a mark named for the wrong mover); an exception is
+    one mistake wherever it was raised."""
+    if kind.startswith("raised"):
+        return kind
+    where = board_class(board)
+    if where.endswith("to move") and kind not in ("returned 'X'", "returned 'O'"):
+        where = "unfinished boards"
+    return f"{kind} on {where}"
+
+
 def wrong_by_stage(facts: Facts) -> list[StageWrong]:
     """Per stage, per check: the pass rate over the working modules and the most common wrong answers by kind."""
     working = {(f.student, f.stage) for f in facts.stages if f.kind in WORKING}
@@ -195,7 +207,7 @@ def wrong_by_stage(facts: Facts) -> list[StageWrong]:
     for found in facts.mistakes:
         if (found.student, found.stage) not in working:
             continue
-        label = f"{found.kind} on {board_class(found.board)}"
+        label = cluster_label(found.kind, found.board)
         cluster = clusters[(found.stage, found.check)].setdefault(label, {"students": set(), "example": found})
         cluster["students"].add(found.student)
     stages: dict[str, list[CheckStats]] = defaultdict(list)

@@ -278,3 +278,27 @@ def test_the_gradebook_stores_kinds_and_mistakes_and_stats_reads_them(tmp_path):
     stored, made = stats.facts_from_gradebook(tmp_path / "gradebook.db"), stats.facts_of(results)
     assert stored.stages == made.stages and stored.mistakes == made.mistakes
     assert set(stored.tests) == set(made.tests)  # the gradebook keeps a stage's tests by check id
+
+
+def test_an_older_gradebook_gets_the_kinds_and_the_mistakes_table_when_opened(tmp_path):
+    """A gradebook written before the kinds were stored (no mistakes table, no kind column) opens and records."""
+    from autograder.grading.record import GradingParameters
+    from autograder.outputs.gradebook import problem
+
+    path = tmp_path / "gradebook.db"
+    Gradebook(path).close()
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE mistakes")
+    db.execute("ALTER TABLE stage_scores DROP COLUMN kind")
+    db.execute("ALTER TABLE stage_scores DROP COLUMN reason")
+    db.commit()
+    db.close()
+    assert problem(path) is None
+    book = Gradebook(path)
+    parameters = GradingParameters("suite", "1", 60.0, "bubblewrap", "v2")
+    stages = {stage.id: fail_all(stage, Outcome.MISSING, "not submitted") for stage in STAGES}
+    book.record(book.start_run(parameters, "subs"), "ann", "files", parameters,
+                submission_result("ann", stages, ISOLATION, [], 1.0))  # fmt: skip
+    book.close()
+    facts = stats.facts_from_gradebook(path)
+    assert {fact.kind for fact in facts.stages} == {StageKind.NOT_SUBMITTED}

@@ -90,6 +90,8 @@ ADDED_COLUMNS = {
     # The stage's kind (record.StageKind) and its reason; old rows have NULL, and are regraded (the suite changed).
     "stage_scores": {"kind": "TEXT", "reason": "TEXT"},
 }
+# Tables added since the first gradebooks: an older gradebook gets them when it is opened.
+ADDED_TABLES = {"mistakes"}
 # What a run's results depend on besides the files; the keys of results.json's extra_data.grading.
 PARAMETERS = ("suite", "grader_version", "time_limit", "isolation", "cgroups")
 SQLITE_HEADER = b"SQLite format 3\0"
@@ -136,12 +138,14 @@ def problem(path: Path) -> str | None:
             if not tables:
                 return None
             wanted = _table_columns(SCHEMA)
-            missing = sorted(set(wanted) - tables)
+            missing = sorted(set(wanted) - tables - ADDED_TABLES)
             if len(missing) == len(wanted):
                 return f"{path} is an SQLite database but not a gradebook (it has none of the gradebook's tables)"
             if missing:
                 return f"{path} is not a complete gradebook (it has no {', '.join(missing)} table)"
             for table, columns in wanted.items():
+                if table not in tables:
+                    continue  # one of ADDED_TABLES: opening the gradebook creates it
                 found = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
                 if columns - found:
                     lacking = min(columns - found)

@@ -139,7 +139,7 @@ def problem(path: Path) -> str | None:
                 return None
             wanted = _table_columns(SCHEMA)
             missing = sorted(set(wanted) - tables - ADDED_TABLES)
-            if len(missing) == len(wanted):
+            if len(missing) == len(set(wanted) - ADDED_TABLES):
                 return f"{path} is an SQLite database but not a gradebook (it has none of the gradebook's tables)"
             if missing:
                 return f"{path} is not a complete gradebook (it has no {', '.join(missing)} table)"

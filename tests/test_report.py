@@ -137,7 +137,7 @@ def test_the_table_shows_each_stage_kind_in_colour_and_words(graded):
     assert len(re.findall(r'<td class="num zero" style="[^"]+"><b>0</b></td>', students)) == 2
     assert students.count("<tr>") == 1 + 4  # the header row and one per student
     assert students.count("starter left as is</small>") == 2 * len(STAGES)  # the starter and the HTML name
-    assert "⏱ timed out</small>" in students and "crashed</small>" in students
+    assert "◷ timed out</small>" in students and "crashed</small>" in students
     assert "bubblewrap" in report_of(out) or "Warning: submissions were not run in the full sandbox" in report_of(out)
 
 

@@ -108,7 +108,7 @@ class StageKind(StrEnum):
     UNREADABLE = "unreadable", "could not be read", "broken", "!", True
     NO_LOAD = "does-not-load", "does not load", "broken", "!", True
     CRASHED = "crashed", "crashed", "broken", "✶", True
-    TIMED_OUT = "timed-out", "timed out", "broken", "⏱", True
+    TIMED_OUT = "timed-out", "timed out", "broken", "◷", True
     SANDBOX = "stopped-by-sandbox", "stopped by the sandbox", "broken", "■", True
     TAMPERED = "tampered", "tampered with the grader", "broken", "⚠", True
     UNGRADED = "ungraded", "could not be graded", "broken", "?", True

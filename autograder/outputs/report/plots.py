@@ -16,7 +16,7 @@ from autograder.outputs.stats import number
 
 GREEN, AMBER, RED = "#2f9e5f", "#e3a21a", "#d64541"  # full marks, some, none
 INK, MUTED, GREY, TRACK, GRID = "#1f2933", "#5f6b7a", "#9aa3ad", "#eef0f3", "#e3e7ec"
-LABEL_CHARACTERS = 44  # a longer test name is cut with "…" (the bar's tooltip has it whole)
+LABEL_CHARACTERS = 36  # a longer test name is cut with "…" (the bar's tooltip has it whole)
 LABEL_SIZE = 14  # the pass-rate chart's labels, in its own units
 
 
@@ -88,7 +88,8 @@ def text(x: float, y: float, content: str, size: int, fill: str = INK, **style) 
 
 def totals_histogram(totals: list[float], max_total: float = TOTAL_POINTS, bins: int = 10) -> Plot:
     """Students per tenth of the total, with the median marked."""
-    width, height, left, right, top, bottom = 560, 290, 12, 12, 40, 40
+    # 420 units wide: on a phone (about 360 px for the chart) a 12-unit label is still over 10 px high.
+    width, height, left, right, top, bottom = 420, 250, 14, 14, 40, 40
     plot_w, plot_h = width - left - right, height - top - bottom
     counts = [0] * bins
     for total in totals:
@@ -107,7 +108,8 @@ def totals_histogram(totals: list[float], max_total: float = TOTAL_POINTS, bins:
         )
         if count:
             plot.shapes.append(text(x + step / 2, bar_y - 5, str(count), 13, bold=True))
-        plot.shapes.append(text(x + step / 2, top + plot_h + 17, f"{low}–{high}", 12, MUTED))
+        plot.shapes.append(text(x, top + plot_h + 17, points(low), 12, MUTED))  # an axis: each bin's low end
+    plot.shapes.append(text(width - right, top + plot_h + 17, points(max_total), 12, MUTED))
     plot.shapes.append(Line(left, width - right, top + plot_h, top + plot_h, GREY))
     if totals:
         median = statistics.median(totals)

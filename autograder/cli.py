@@ -17,6 +17,7 @@ COMMANDS = {
     "tournament": ("tournament.run", "play every student's player against every other and the reference players"),
     "gradescope": ("grading.gradescope", "build a Gradescope autograder bundle (zip)"),
     "export": ("admin.exports", "write the latest grades as a Canvas, Moodle or plain CSV import file, by the roster"),
+    "stats": ("outputs.stats", "what the class got wrong, who needs help and what needs a look (from the gradebook)"),
     "doctor": ("grading.doctor", "say which isolation this machine gives to student code, and why"),
     "publish": ("admin.publish", "write each student's feedback and results.json to hand back, hidden tests held back"),
     "similar": ("admin.similar", "list pairs of students whose code for a stage is much alike, for a human to read"),

@@ -86,10 +86,51 @@ def test_html_in_a_name_or_message_is_text_on_the_page(browser, out):
     assert browser.execute_script("return document.scripts.length") == 0
 
 
-def test_the_flagged_submissions_are_listed(browser, out):
+def test_the_submissions_that_need_a_look_are_listed(browser, out):
     browser.get((out / "report.html").as_uri())
-    flagged = browser.find_element(By.ID, "flagged").text
-    assert "late#1" in flagged and "timed out" in flagged and "student 03" in flagged and "crashed" in flagged
+    looks = browser.find_element(By.ID, "needs-look").text
+    assert "late#1" in looks and "timed out" in looks and "student 03" in looks and "crashed" in looks
+
+
+# What a page must be at each width: nothing wider than the window (no sideways scrolling of the page), and
+# every label of every chart at least MIN_TEXT_PX high as drawn.
+MIN_TEXT_PX = 10
+OVERFLOW = "return document.documentElement.scrollWidth <= window.innerWidth"
+SMALLEST_TEXT = (
+    "return Math.min(...Array.from(document.querySelectorAll('svg text'), t => t.getBoundingClientRect().height))"
+)
+
+
+@pytest.mark.parametrize("width", [1366, 400], ids=["laptop", "phone"])
+def test_the_report_fits_the_window_with_readable_charts(out, tmp_path_factory, width):
+    """At a laptop's 1366 px and a phone's 400 px: no sideways scrolling, chart labels >= 10 px; a screenshot
+    of the whole page is kept (its path is printed: pytest -s shows it)."""
+    with chromium(tmp_path_factory.mktemp("profile"), width, 800) as driver:
+        driver.get((out / "report.html").as_uri())
+        assert driver.execute_script("return window.innerWidth") == width
+        assert driver.execute_script(OVERFLOW), driver.execute_script("return document.documentElement.scrollWidth")
+        assert driver.execute_script(SMALLEST_TEXT) >= MIN_TEXT_PX
+        # The flagged table keeps its columns readable: no cell narrower than a short word.
+        cells = driver.find_elements(By.CSS_SELECTOR, "#needs-look td")
+        assert cells and min(cell.size["width"] for cell in cells) >= 40
+    png = screenshot.screenshot(out / "report.html", out / f"report-{width}.png", width, 800, full_page=True)
+    print(f"screenshot at {width} px: {png}")
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_report_prints_whole(browser, out):
+    """In print, no table sits in a box that scrolls or clips: every student row is on paper."""
+    browser.get((out / "report.html").as_uri())
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        clipped = browser.execute_script(
+            "return Array.from(document.querySelectorAll('.scroll, .chart'))"
+            ".filter(box => box.scrollHeight > box.clientHeight + 1 || getComputedStyle(box).overflowY == 'auto')"
+            ".length"
+        )
+        assert clipped == 0
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
 
 
 def test_the_screenshot_tool_writes_a_png(out, tmp_path):

@@ -38,6 +38,7 @@ from autograder.outputs.report import (
     write_pages,
 )
 from autograder.outputs.results import from_json, submission_result, ungraded_result
+from autograder.outputs.stats import number
 
 HTML_NAME = "eve <script>alert(1)"
 HTML_MESSAGE = "<script>alert(1)</script> & <b>"
@@ -103,34 +104,40 @@ def test_every_student_is_linked_to_a_feedback_page_that_exists(graded):
     assert feedback_href(HTML_NAME) == "eve%20%3Cscript%3Ealert%281%29/feedback.html"
 
 
-def test_pass_rates_run_from_most_failed_to_least(graded):
+def test_pass_rates_count_only_working_modules_lowest_first(graded):
+    """Is each test's pass rate taken over the modules of its stage that worked (not the starters, not the ones
+    stopped), the lowest first, and does the chart show the same?"""
     out, results = graded
     rows = pass_rates(results)
     assert len(rows) == len(results["perfect"].tests)  # one row per test, two stages' "board-unchanged" apart
-    assert [row.passed for row in rows] == sorted(row.passed for row in rows)
-    # The page shows them in that order too.
-    shown = [int(passed) for passed in re.findall(r"\((\d+)/4\)</tspan>", section(report_of(out), "tests"))]
-    assert shown == [row.passed for row in rows] and shown[0] == 1 and shown[-1] == 2
+    assert [row.rate for row in rows] == sorted(row.rate for row in rows)
     first = next(row for row in rows if row.stage == "01_rules" and row.check == "winner/diagonals")
-    assert first.passed == 1  # only the perfect student: the mixed one forgot a diagonal
+    assert (first.passed, first.working) == (1, 2)  # perfect and mixed worked; mixed forgot a diagonal
+    minimax = next(row for row in rows if row.stage == "03_minimax")
+    assert minimax.working == 1  # mixed's minimax crashed while it loaded, the starters are not counted
+    shown = re.findall(r"\((\d+)/(\d+)\)</tspan>", section(report_of(out), "tests"))
+    assert [(int(a), int(b)) for a, b in shown] == [(row.passed, row.working) for row in rows]
 
 
-def test_submissions_that_timed_out_or_crashed_are_listed_with_the_reason(graded):
+def test_what_could_not_be_graded_normally_needs_a_look_with_the_reason(graded):
     out, results = graded
-    flagged = section(report_of(out), "flagged")
-    assert "mixed" in flagged and "perfect" not in flagged and "starter" not in flagged
-    assert "02_count_games" in flagged and "03_minimax" in flagged
-    assert "04_memoization" not in flagged  # an exception is the student's error, not a crash
-    assert results["mixed"].stages["02_count_games"].message in unescape(flagged)
-    assert "1 of 4 students" in flagged
+    looks = section(report_of(out), "needs-look")
+    assert "mixed" in looks and "perfect" not in looks and "starter" not in looks
+    assert "02_count_games" in looks and "timed out" in looks
+    assert "03_minimax" in looks and "crashed" in looks
+    assert "04_memoization" not in looks  # an exception is a wrong answer, not a crash
+    assert results["mixed"].stages["02_count_games"].status.reason in unescape(looks)
+    assert "1 of 4 students" in looks
 
 
-def test_the_table_colours_every_stage_of_every_student(graded):
+def test_the_table_shows_each_stage_kind_in_colour_and_words(graded):
     out, _ = graded
     students = section(report_of(out), "students")
     assert len(re.findall(r'<td class="num full" style="[^"]+"><b>100</b></td>', students)) == 1
     assert len(re.findall(r'<td class="num zero" style="[^"]+"><b>0</b></td>', students)) == 2
     assert students.count("<tr>") == 1 + 4  # the header row and one per student
+    assert students.count("starter left as is</small>") == 2 * len(STAGES)  # the starter and the HTML name
+    assert "◷ timed out</small>" in students and "crashed</small>" in students
     assert "bubblewrap" in report_of(out) or "Warning: submissions were not run in the full sandbox" in report_of(out)
 
 
@@ -223,9 +230,9 @@ def test_three_hundred_students_are_quick_and_all_linked(tmp_path):
     assert time.perf_counter() - started < 10
     page = report.read_text(encoding="utf-8")
     assert all(f'href="{name}/feedback.html"' in page for name in results)
-    assert "6 of 300 students" in section(page, "flagged")
+    assert "6 of 300 students" in section(page, "needs-look")
     median = statistics.median(result.total for result in results.values())
-    assert f"median {points(median)}" in page
+    assert f"median {number(median)}" in page
     assert len(list(tmp_path.glob("*/feedback.html"))) == 300
 
 
@@ -269,7 +276,7 @@ def test_a_submission_that_could_not_be_graded_is_listed_with_its_reason(tmp_pat
     listed = section(page, "ungraded")
     assert escape(HTML_NAME) in listed and escape(reason) in listed and "ada" not in listed
     assert "could not be graded" in page  # a KPI next to the others
-    assert section(page, "students").count("not graded") == len(STAGES)
+    assert section(page, "students").count("could not be graded</small>") == len(STAGES)
     about = section(page, "notes")
     assert all(escape(note) in about for note in notes)
     feedback = (tmp_path / unquote(feedback_href(HTML_NAME))).read_text(encoding="utf-8")

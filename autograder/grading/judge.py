@@ -66,7 +66,7 @@ def judge_stage(
     if memo_replies is not None and memo_replies.tampered:
         tampered = tampered or feedback.tampered(memo_replies.tampered, in_memo_child=True)
     if tampered:
-        result = fail_all(stage, Outcome.TAMPERED, tampered)
+        result = fail_all(stage, Outcome.TAMPERED, tampered, phase="calls")
         result.seconds, result.cpu_seconds = elapsed, cpu
         return result
     imported = replies.imported
@@ -78,7 +78,8 @@ def judge_stage(
             message = feedback.exited_while_imported(stage.filename, run.returncode)
         else:
             message = feedback.stopped_before_tested(stage.filename, ended.why)
-        result = fail_all(stage, Outcome.ERROR if imported is not None else ended.outcome, message)
+        outcome = ended.outcome if imported is None else import_outcome(imported)
+        result = fail_all(stage, outcome, message, phase="import")
         result.seconds, result.cpu_seconds = elapsed, cpu
         return result
     memo_ended = ended
@@ -103,7 +104,35 @@ def judge_stage(
     message = ""
     if not replies.done:
         message = ended.why if run.status != "exited" else feedback.ended_early()
-    return StageResult(stage.id, score, stage.points, outcome, message, tests, elapsed, cpu)
+    starter = score == 0 and _only_not_implemented(replies)
+    return StageResult(stage.id, score, stage.points, outcome, message, tests, elapsed, cpu, starter=starter)
+
+
+def import_outcome(imported: dict) -> Outcome:
+    """A failed import's outcome: the memory limit when it ran out of memory (the sandbox's limit), else an error."""
+    return Outcome.MEMORY_LIMIT if imported.get("error") == "MemoryError" else Outcome.ERROR
+
+
+def _only_not_implemented(replies) -> bool:
+    """Every call the child made raised NotImplementedError: the functions are still the starter's."""
+    return (
+        not replies.values
+        and bool(replies.details)
+        and all(reply.get("error") == "NotImplementedError" for reply in replies.details.values())
+    )
+
+
+def is_starter(stage: Stage, source: str) -> bool:
+    """The submitted module is the released starter (line endings and trailing blanks aside)."""
+    try:
+        starter = stage.starter_path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return _normalized(source) == _normalized(starter)
+
+
+def _normalized(source: str) -> list[str]:
+    return [line.rstrip() for line in source.replace("\r\n", "\n").strip().splitlines()]
 
 
 def _source_bytes(source: str) -> bytes:
@@ -132,4 +161,7 @@ def grade_stage(
             raise Cancelled(stage.id)
     limits = stage_limits(max(seconds - (memo_run.cpu_seconds if memo_run else 0.0), 0.01))
     run = sandbox.run(files, "child.py", plan.job, limits, isolation)
-    return judge_stage(stage, run, limits, memo_run, memo_limit, seconds)
+    result = judge_stage(stage, run, limits, memo_run, memo_limit, seconds)
+    if result.score == 0 and is_starter(stage, source):
+        result.starter = True
+    return result

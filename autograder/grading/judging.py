@@ -14,7 +14,8 @@ from autograder.grading import feedback
 from autograder.grading.feedback import Problem
 from autograder.grading.plan import AGAIN_SECONDS, PRUNE_SECONDS, Plan
 from autograder.grading.protocol import Replies, decode
-from autograder.grading.record import Outcome, StageResult, TestResult
+from autograder.grading.record import Mistake, Outcome, StageResult, TestResult
+from autograder.grading.sandbox.run_result import memory_detail
 
 MEMO_POSITIONS = 5478
 MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,000 calls; plain minimax 549,946
@@ -36,6 +37,11 @@ MEMO_CPU_THRESHOLD = 1.5
 # so honest square-order alpha-beta is 6x under the threshold and a search that does not prune 2.5x over it.
 PRUNE_CPU_THRESHOLD = 0.6
 
+MAX_MISTAKES = 12  # wrong answers kept per check for the class statistics (the feedback shows fewer)
+MISTAKES_PER_KIND = 4  # of one kind (boards won on a row, a column, a diagonal... need a few)
+SEARCH_MOVES = ("choose_move", "quickest_move")
+COUNTS = ("count_games", "count_results")
+
 
 @dataclass(frozen=True)
 class Unanswered:
@@ -54,6 +60,8 @@ def unanswered(run, limits, seconds: float, what: str = "the stage") -> Unanswer
         return Unanswered(Outcome.TIMEOUT, feedback.waited(limits.wall_seconds))
     if run.status == "output-limit":
         return Unanswered(Outcome.OUTPUT_LIMIT, feedback.wrote_too_much())
+    if run.status == "killed" and run.detail == memory_detail(limits):
+        return Unanswered(Outcome.MEMORY_LIMIT, feedback.stopped(run.detail))
     if run.status == "killed":
         return Unanswered(Outcome.CRASHED, feedback.stopped(run.detail))
     if run.status == "sandbox-error":
@@ -68,13 +76,16 @@ def check_result(check: Check, outcome: Outcome, output: str) -> TestResult:
     return TestResult("", check.id, check.function, check.title, check.points, score, outcome, check.visible, output)
 
 
-def fail_all(stage: Stage, outcome: Outcome, message: str) -> StageResult:
-    """Every check of the stage failed for one reason (not submitted, unreadable, did not import, tampered)."""
+def fail_all(stage: Stage, outcome: Outcome, message: str, phase: str = "intake") -> StageResult:
+    """Every check of the stage failed for one reason (not submitted, unreadable, did not import, tampered).
+
+    phase: how far the stage got (StageResult.phase): "intake" when there was no module to run.
+    """
     message = feedback.stage_message(message)
     tests = [check_result(check, outcome, message) for check in stage_checks(stage.id)]
     for test in tests:
         test.stage = stage.id
-    return StageResult(stage.id, 0, stage.points, Outcome(outcome), message, tests)
+    return StageResult(stage.id, 0, stage.points, Outcome(outcome), message, tests, phase=phase)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -122,7 +133,7 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
         values.get(step_id) in right for step_id, right in several
     ):
         return check_result(check, Outcome.PASSED, "")  # the common case, decided without decoding anything
-    wrong, problems, outcome = 0, [], Outcome.PASSED
+    wrong, problems, outcome, mistakes = 0, [], Outcome.PASSED, []
     for step_id, right, one in plan.expected[check.id]:
         value = values.get(step_id)
         if value in right:
@@ -135,6 +146,8 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
         if not reply["ok"]:
             outcome, wrong = outcome.worse(Outcome.MISSING if reply["error"] == "missing" else Outcome.ERROR), wrong + 1
             problems.append(Problem(one, feedback.error_text(check.function, reply)))
+            if reply["error"] != "missing":
+                mistakes.append(Mistake(f"raised {reply['error']}", _squares(one.args[0]), str(reply["error"])))
             continue
         value = decode(reply["value"])
         why = type_problem(check.function, value, one.args[0])
@@ -142,6 +155,7 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
             continue
         outcome, wrong = outcome.worse(Outcome.FAILED), wrong + 1
         problems.append(Problem(one, why or feedback.returned(value), wrong_value=True))
+        mistakes.append(mistake(check.function, value, one.args[0], why))
     texts = {problem.text for problem in problems}
     # Not written yet, or not there at all: one line says it all, no board needed.
     one_reason = (
@@ -151,7 +165,44 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
         and "raised" not in next(iter(texts))
     )
     passed = outcome == Outcome.PASSED
-    return check_result(check, outcome, feedback.call_check(check, passed, one_reason, wrong, problems))
+    result = check_result(check, outcome, feedback.call_check(check, passed, one_reason, wrong, problems))
+    result.mistakes = kept_mistakes(mistakes)
+    return result
+
+
+def kept_mistakes(mistakes: list[Mistake]) -> tuple[Mistake, ...]:
+    """At most MAX_MISTAKES, and of one kind at most MISTAKES_PER_KIND: enough boards to tell the clusters apart,
+    few enough that a module that raises everywhere adds little to its results.json."""
+    seen: Counter = Counter()
+    kept = []
+    for found in mistakes:
+        seen[found.kind] += 1
+        if seen[found.kind] <= MISTAKES_PER_KIND:
+            kept.append(found)
+    return tuple(kept[:MAX_MISTAKES])
+
+
+def mistake(function: str, value, board, why: str | None) -> Mistake:
+    """A wrong answer by kind: the words the class statistics group by (never the expected answer)."""
+    shown = feedback.shorten(feedback.shown(value), 60)
+    if why is not None:  # not an answer of the function at all
+        if isinstance(value, int) and type(value) is int and function in (*SEARCH_MOVES, "winning_square"):
+            kind = "returned a taken square" if 0 <= value <= 8 else "returned a square off the board"
+        elif value is None:
+            kind = "returned None"
+        else:
+            kind = "returned the wrong type" if type(value) not in (str, int) else f"returned {shown}"
+    elif function in SEARCH_MOVES:
+        kind = "chose a square that is not best"
+    elif function in COUNTS:
+        kind = "returned a wrong count"
+    else:
+        kind = f"returned {shown}"
+    return Mistake(kind, _squares(board), shown)
+
+
+def _squares(board) -> str:
+    return "".join(square if square in ("X", "O") else " " for square in list(board)[:9])
 
 
 def _hashable(value):

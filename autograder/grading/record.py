@@ -26,9 +26,10 @@ class Outcome(StrEnum):
     MISSING = "missing", 4  # not submitted, or the function is not there
     TIMEOUT = "timeout", 5
     OUTPUT_LIMIT = "output-limit", 6
-    CRASHED = "crashed", 7
-    TAMPERED = "tampered", 8  # something wrote to the grader's reply channel
-    UNGRADED = "ungraded", 9  # the grader failed on the submission: the zeros are not a grade
+    CRASHED = "crashed", 8
+    TAMPERED = "tampered", 9  # something wrote to the grader's reply channel
+    UNGRADED = "ungraded", 10  # the grader failed on the submission: the zeros are not a grade
+    MEMORY_LIMIT = "memory-limit", 7  # the sandbox killed it at the memory limit (listed last: added later)
 
     def __new__(cls, value: str, severity: int):
         member = str.__new__(cls, value)
@@ -48,6 +49,15 @@ def _severity(outcome: Outcome) -> int:
     return outcome.severity
 
 
+@dataclass(frozen=True)
+class Mistake:
+    """One wrong answer of a check, for the class statistics: what kind of wrong, on which board, what came back."""
+
+    kind: str  # "returned None", "returned a taken square", "returned the wrong type", "raised KeyError"...
+    board: str  # the board's 9 squares joined ('X', 'O', ' ')
+    value: str  # what the call gave, shown short
+
+
 @dataclass
 class TestResult:
     stage: str
@@ -59,6 +69,7 @@ class TestResult:
     outcome: Outcome
     visible: bool
     output: str  # Markdown for the student, bounded and clean
+    mistakes: tuple[Mistake, ...] = ()  # its wrong answers (at most MAX_MISTAKES), for the class statistics
 
     __test__ = False  # not a pytest test class, whatever its name
 
@@ -73,6 +84,93 @@ class StageResult:
     tests: list[TestResult] = field(default_factory=list)
     seconds: float = 0.0  # wall clock, for the record
     cpu_seconds: float = 0.0  # CPU time of all the stage's processes, as the sandbox measured it
+    # How far the stage got: "intake" (no module to run: not submitted or unreadable), "import" (the module did
+    # not load, or was stopped while it loaded), "calls" (its functions were called). See stage_status.
+    phase: str = "calls"
+    starter: bool = False  # the module is the released starter, or every call raised NotImplementedError
+
+    @property
+    def status(self) -> "StageStatus":
+        return stage_status(self)
+
+
+class StageKind(StrEnum):
+    """What became of a stage as a whole, the one word every output shows (report, feedback, console, gradebook).
+
+    label: in words; css: the class the pages colour it with; icon: a sign that reads without colour;
+    needs_look: it could not be graded normally, so an instructor should look (the report's "Needs a look").
+    """
+
+    FULL = "full-marks", "full marks", "full", "✓", False
+    WRONG = "wrong-answers", "wrong answers", "wrong", "✗", False
+    STARTER = "starter", "starter left as is", "starter", "○", False
+    NOT_SUBMITTED = "not-submitted", "not submitted", "absent", "–", False
+    UNREADABLE = "unreadable", "could not be read", "broken", "!", True
+    NO_LOAD = "does-not-load", "does not load", "broken", "!", True
+    CRASHED = "crashed", "crashed", "broken", "✶", True
+    TIMED_OUT = "timed-out", "timed out", "broken", "◷", True
+    SANDBOX = "stopped-by-sandbox", "stopped by the sandbox", "broken", "■", True
+    TAMPERED = "tampered", "tampered with the grader", "broken", "⚠", True
+    UNGRADED = "ungraded", "could not be graded", "broken", "?", True
+
+    def __new__(cls, value: str, label: str, css: str, icon: str, needs_look: bool):
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label, member.css, member.icon, member.needs_look = label, css, icon, needs_look
+        return member
+
+
+@dataclass(frozen=True)
+class StageStatus:
+    kind: StageKind
+    reason: str  # one short line: why, in the grader's words ("" for full marks and plain wrong answers)
+
+    @property
+    def label(self) -> str:
+        return self.kind.label
+
+    @property
+    def css(self) -> str:
+        return self.kind.css
+
+
+# A stage that was stopped: which kind, by the outcome that stopped it (the worst of its tests').
+_STOPPED = {
+    Outcome.TIMEOUT: StageKind.TIMED_OUT,
+    Outcome.OUTPUT_LIMIT: StageKind.SANDBOX,
+    Outcome.MEMORY_LIMIT: StageKind.SANDBOX,
+    Outcome.CRASHED: StageKind.CRASHED,
+}
+
+
+def _first_line(text: str) -> str:
+    line = next((line for line in text.splitlines() if line.strip()), "")
+    return line if len(line) <= 200 else line[:199] + "…"
+
+
+def stage_status(result: StageResult) -> StageStatus:
+    """The one place a stage's kind is decided, from its record; every output reads it from here."""
+    outcome, message = result.outcome, _first_line(result.message)
+    if outcome == Outcome.UNGRADED:
+        return StageStatus(StageKind.UNGRADED, message)
+    if outcome == Outcome.TAMPERED:
+        return StageStatus(StageKind.TAMPERED, message)
+    if result.phase == "intake":
+        kind = StageKind.NOT_SUBMITTED if outcome == Outcome.MISSING else StageKind.UNREADABLE
+        return StageStatus(kind, message)
+    if result.phase == "import":
+        return StageStatus(_STOPPED.get(outcome, StageKind.NO_LOAD), message)
+    if result.max_score and result.score >= result.max_score:
+        return StageStatus(StageKind.FULL, "")
+    if result.starter and result.score <= 0:
+        return StageStatus(StageKind.STARTER, message or "the starter, unchanged")
+    absent = next((test for test in result.tests if test.outcome == Outcome.MISSING), None)
+    if absent is not None:  # it loaded, but a function is not there (a wrong name): it cannot be graded whole
+        return StageStatus(StageKind.NO_LOAD, _first_line(absent.output))
+    if outcome in _STOPPED:
+        stopped = next((test for test in result.tests if test.outcome == outcome), None)
+        return StageStatus(_STOPPED[outcome], message or (_first_line(stopped.output) if stopped else ""))
+    return StageStatus(StageKind.WRONG, "")
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from autograder.course.stages import STAGES, TOTAL_POINTS
-from autograder.grading.record import Outcome, SubmissionResult
+from autograder.grading.record import StageKind, SubmissionResult
 from autograder.outputs import clean_line, name_order
 from autograder.outputs.gradesheet import points
 
-ORDINARY = (Outcome.PASSED, Outcome.FAILED, Outcome.MISSING, Outcome.ERROR)  # the rest are named in the table
+ORDINARY = (StageKind.FULL, StageKind.WRONG)  # the score says it; every other kind is named in the table
 
 
 class Console:
@@ -61,7 +61,8 @@ class Console:
             for stage in STAGES:
                 entry = results[student].stages[stage.id]
                 colour = "green" if entry.score == entry.max_score else "red" if entry.score == 0 else "yellow"
-                mark = "" if entry.outcome in ORDINARY else f" ({entry.outcome})"
+                kind = entry.status.kind
+                mark = "" if kind in ORDINARY else f" {kind.icon} {kind.label}"
                 cells.append(f"[{colour}]{points(entry.score)}{escape(mark)}[/]")
             table.add_row(escape(clean_line(student)), *cells, points(results[student].total))
         self.rich.print(table)

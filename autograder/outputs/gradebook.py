@@ -63,6 +63,16 @@ CREATE TABLE IF NOT EXISTS test_results (
     output TEXT NOT NULL,
     PRIMARY KEY (submission_id, stage, check_id)
 );
+-- Every wrong answer of a check by kind (results.json's tests[].extra_data.mistakes), for `autograde stats`
+CREATE TABLE IF NOT EXISTS mistakes (
+    submission_id INTEGER NOT NULL REFERENCES submissions(id),
+    stage TEXT NOT NULL,
+    check_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    board TEXT NOT NULL,
+    value TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS mistakes_by_submission ON mistakes (submission_id);
 -- Which submission stands for each student in each run (reused = 1 when an earlier result was taken over)
 CREATE TABLE IF NOT EXISTS run_students (
     run_id INTEGER NOT NULL REFERENCES runs(id),
@@ -94,10 +104,12 @@ CREATE TABLE IF NOT EXISTS late_results (
 ADDED_COLUMNS = {
     "runs": {"grader_version": "TEXT", "time_limit": "REAL", "cgroups": "TEXT"},
     "submissions": {"grader_version": "TEXT", "time_limit": "REAL", "isolation": "TEXT", "cgroups": "TEXT"},
+    # The stage's kind (record.StageKind) and its reason; old rows have NULL, and are regraded (the suite changed).
+    "stage_scores": {"kind": "TEXT", "reason": "TEXT"},
 }
+# Tables added since the first gradebooks: an older gradebook gets them when it is opened.
+ADDED_TABLES = {"mistakes", "late_results"}
 # What a run's results depend on besides the files; the keys of results.json's extra_data.grading.
-# Tables added since the first gradebooks: opening an older gradebook creates them.
-ADDED_TABLES = {"late_results"}
 PARAMETERS = ("suite", "grader_version", "time_limit", "isolation", "cgroups")
 SQLITE_HEADER = b"SQLite format 3\0"
 
@@ -149,6 +161,8 @@ def problem(path: Path) -> str | None:
             if missing:
                 return f"{path} is not a complete gradebook (it has no {', '.join(missing)} table)"
             for table, columns in wanted.items():
+                if table not in tables:
+                    continue  # one of ADDED_TABLES: opening the gradebook creates it
                 found = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
                 if columns - found:
                     lacking = min(columns - found)
@@ -273,11 +287,17 @@ class Gradebook:
             )  # fmt: skip
             submission_id = cursor.lastrowid
             self.db.executemany(
-                "INSERT INTO stage_scores VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO stage_scores (submission_id, stage, score, max_score, outcome, kind, reason)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (submission_id, stage_id, stage.score, stage.max_score, str(stage.outcome))
+                    (submission_id, stage_id, stage.score, stage.max_score, str(stage.outcome),
+                     str(stage.status.kind), stage.status.reason)
                     for stage_id, stage in result.stages.items()
                 ],
+            )  # fmt: skip
+            self.db.executemany(
+                "INSERT INTO mistakes VALUES (?, ?, ?, ?, ?, ?)",
+                [(submission_id, t.stage, t.check, m.kind, m.board, m.value) for t in result.tests for m in t.mistakes],
             )
             self.db.executemany(
                 "INSERT INTO test_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -354,6 +374,11 @@ class Gradebook:
         self.db.execute(
             "INSERT OR REPLACE INTO run_students VALUES (?, ?, ?, ?)", (run_id, student, submission_id, int(reused))
         )
+
+    def latest_run(self) -> int | None:
+        """The id of the latest run that stored or reused any submission, or None."""
+        row = self.db.execute("SELECT MAX(run_id) FROM run_students").fetchone()
+        return row[0] if row else None
 
     def close(self):
         self.db.close()

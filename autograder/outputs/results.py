@@ -15,6 +15,7 @@ from autograder.grading.record import (
     Commit,
     GradingParameters,
     Lateness,
+    Mistake,
     Outcome,
     StageResult,
     SubmissionResult,
@@ -30,6 +31,7 @@ MAX_MESSAGE = 2_000
 MAX_NOTE = 1_000
 MAX_NOTES = 30
 MAX_NAME = 500
+MAX_KIND = 100  # a wrong answer's kind and value, as the class statistics group them
 
 
 def submission_result(
@@ -56,7 +58,17 @@ def submission_result(
             message=clean(result.message, MAX_MESSAGE),
             seconds=round(result.seconds, 3),
             cpu_seconds=round(result.cpu_seconds, 3),
-            tests=[dataclasses.replace(test, output=clean(test.output, MAX_TEST_OUTPUT)) for test in result.tests],
+            tests=[
+                dataclasses.replace(
+                    test,
+                    output=clean(test.output, MAX_TEST_OUTPUT),
+                    mistakes=tuple(
+                        Mistake(clean_line(m.kind, MAX_KIND), clean_line(m.board, 9), clean_line(m.value, MAX_KIND))
+                        for m in test.mistakes
+                    ),
+                )
+                for test in result.tests
+            ],
         )
         for stage_id, result in stages.items()
     }
@@ -92,6 +104,11 @@ def test_name(test: TestResult) -> str:
     return f"{test.stage}: {test.name}"
 
 
+def function_names(function: str) -> list[str]:
+    """A check's functions, one tag each ("score, choose_move" is two)."""
+    return [name.strip() for name in function.split(",") if name.strip()]
+
+
 def visibility(test: TestResult) -> str:
     return "visible" if test.visible else HIDDEN_VISIBILITY
 
@@ -111,8 +128,13 @@ def to_json(result: SubmissionResult) -> dict:
                     "visibility": visibility(test),
                     "output": test.output,
                     "output_format": "md",
-                    "tags": [stage.id, test.function, *(["bonus"] if stage.bonus else [])],
-                    "extra_data": {"stage": stage.id, "check": test.check, "outcome": str(test.outcome)},
+                    "tags": [stage.id, *function_names(test.function), *(["bonus"] if stage.bonus else [])],
+                    "extra_data": {
+                        "stage": stage.id,
+                        "check": test.check,
+                        "outcome": str(test.outcome),
+                        **({"mistakes": [dataclasses.asdict(m) for m in test.mistakes]} if test.mistakes else {}),
+                    },
                 }
             )
     extra = {
@@ -129,6 +151,9 @@ def to_json(result: SubmissionResult) -> dict:
                 "message": stage.message,
                 "seconds": stage.seconds,
                 "cpu_seconds": stage.cpu_seconds,
+                "phase": stage.phase,
+                "starter": stage.starter,
+                "status": {"kind": str(stage.status.kind), "label": stage.status.label, "reason": stage.status.reason},
             }
             for stage_id, stage in result.stages.items()
         },
@@ -172,13 +197,14 @@ def from_json(data: dict) -> SubmissionResult:
             TestResult(
                 stage=meta["stage"],
                 check=meta["check"],
-                function=test["tags"][1],
+                function=", ".join(test["tags"][1:]),
                 name=test["name"].removeprefix(f"{stage_id}: "),
                 points=test["max_score"],
                 score=test["score"],
                 outcome=Outcome(meta["outcome"]),
                 visible=test["visibility"] == "visible",
                 output=test["output"],
+                mistakes=tuple(Mistake(**entry) for entry in meta.get("mistakes", ())),
             )
         )
     stages = {
@@ -191,6 +217,8 @@ def from_json(data: dict) -> SubmissionResult:
             tests.get(stage_id, []),
             entry["seconds"],
             entry["cpu_seconds"],
+            entry.get("phase", "calls"),  # results written before these fields: as a stage that ran
+            entry.get("starter", False),
         )
         for stage_id, entry in extra["stages"].items()
     }

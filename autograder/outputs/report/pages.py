@@ -19,6 +19,7 @@ from autograder.outputs import write_atomically
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import plots, views
 from autograder.outputs.report.markdown_render import markdown, markdown_inline
+from autograder.outputs.stats import number
 
 
 def fill(score: views.Score) -> str:
@@ -26,8 +27,15 @@ def fill(score: views.Score) -> str:
     return "full" if score.full else "zero" if score.score <= 0 else "part"
 
 
+def cell_class(cell: views.Cell) -> str:
+    """A stage cell's class: its kind's when it is not a plain score (not submitted, starter, broken...)."""
+    return fill(cell) if cell.kind in views.ORDINARY_KINDS else f"kind {cell.kind.css}"
+
+
 def heat(score: views.Score) -> str:
     """A background from red (none) through amber to green (full marks): the table reads as a heat map."""
+    if isinstance(score, views.Cell) and score.kind not in views.ORDINARY_KINDS:
+        return ""  # its kind's own colour and word (report.css)
     share = max(0.0, min(score.score / score.max_score, 1.0)) if score.max_score else 0.0
     return f"background: hsl({share * 135:.0f}, 65%, {88 - 6 * (share == 1):.0f}%)"
 
@@ -43,9 +51,11 @@ def environment() -> Environment:
         keep_trailing_newline=True,
         auto_reload=False,  # the templates are files of this package: read once per run
     )
-    env.filters.update(points=points, markdown=markdown, markdown_inline=markdown_inline)
+    env.filters.update(points=points, number=number, markdown=markdown, markdown_inline=markdown_inline)
     env.globals.update(
         fill=fill,
+        cell_class=cell_class,
+        squares=lambda board: list(board.ljust(9)[:9]),
         heat=heat,
         stages=STAGES,
         total_points=TOTAL_POINTS,
@@ -67,7 +77,7 @@ def report_html(results: dict[str, SubmissionResult], notes: list[str] | tuple =
             report=report,
             totals_plot=plots.totals_histogram(report.totals),
             stage_plots=[(entry, plots.stage_histogram(entry.scores, entry.stage.points)) for entry in report.stages],
-            pass_plot=plots.pass_rate_bars(report.pass_rates, len(report.students)),
+            pass_plot=plots.pass_rate_bars(report.pass_rates),
             similar=similar,
         )
     )

@@ -12,10 +12,12 @@ from typing import ClassVar
 from autograder.course.stages import TOTAL_POINTS
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report.views import PassRate
+from autograder.outputs.stats import number
 
 GREEN, AMBER, RED = "#2f9e5f", "#e3a21a", "#d64541"  # full marks, some, none
 INK, MUTED, GREY, TRACK, GRID = "#1f2933", "#5f6b7a", "#9aa3ad", "#eef0f3", "#e3e7ec"
-LABEL_CHARACTERS = 92  # a longer test name is cut with "…" (the bar's tooltip has it whole)
+LABEL_CHARACTERS = 36  # a longer test name is cut with "…" (the bar's tooltip has it whole)
+LABEL_SIZE = 14  # the pass-rate chart's labels, in its own units
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,8 @@ def text(x: float, y: float, content: str, size: int, fill: str = INK, **style) 
 
 def totals_histogram(totals: list[float], max_total: float = TOTAL_POINTS, bins: int = 10) -> Plot:
     """Students per tenth of the total, with the median marked."""
-    width, height, left, right, top, bottom = 560, 290, 12, 12, 40, 40
+    # 420 units wide: on a phone (about 360 px for the chart) a 12-unit label is still over 10 px high.
+    width, height, left, right, top, bottom = 420, 250, 14, 14, 40, 40
     plot_w, plot_h = width - left - right, height - top - bottom
     counts = [0] * bins
     for total in totals:
@@ -105,7 +108,8 @@ def totals_histogram(totals: list[float], max_total: float = TOTAL_POINTS, bins:
         )
         if count:
             plot.shapes.append(text(x + step / 2, bar_y - 5, str(count), 13, bold=True))
-        plot.shapes.append(text(x + step / 2, top + plot_h + 17, f"{low}–{high}", 12, MUTED))
+        plot.shapes.append(text(x, top + plot_h + 17, points(low), 12, MUTED))  # an axis: each bin's low end
+    plot.shapes.append(text(width - right, top + plot_h + 17, points(max_total), 12, MUTED))
     plot.shapes.append(Line(left, width - right, top + plot_h, top + plot_h, GREY))
     if totals:
         median = statistics.median(totals)
@@ -113,7 +117,7 @@ def totals_histogram(totals: list[float], max_total: float = TOTAL_POINTS, bins:
         plot.shapes.append(Line(x, x, top - 22, top + plot_h, INK, dash="4 3", width=1.5))
         anchor = "end" if x > width * 0.8 else "start"
         label_x = x - 4 if anchor == "end" else x + 4
-        plot.shapes.append(text(label_x, top - 26, f"median {points(median)}", 12, anchor=anchor))
+        plot.shapes.append(text(label_x, top - 26, f"median {number(median)}", 12, anchor=anchor))
     else:
         plot.shapes.append(text(width / 2, top + plot_h / 2, "no submissions graded yet", 15, MUTED))
     plot.shapes.append(text(width / 2, height - 4, f"total points (out of {points(max_total)})", 12, MUTED))
@@ -147,9 +151,13 @@ def stage_histogram(scores: list[float], max_score: int) -> Plot:
     return plot
 
 
-def pass_rate_bars(rows: list[PassRate], students: int) -> Plot:
-    """One horizontal bar per test, the most failed first: which mistake did most students make?"""
-    row_h, label_w, bar_w, right, top = 22, 620, 430, 110, 6
+def pass_rate_bars(rows: list[PassRate]) -> Plot:
+    """One horizontal bar per test, the lowest pass rate (over the working modules of its stage) first.
+
+    Drawn 700 units wide with 14-unit labels; on a phone report.css keeps the chart at least 560 px wide (in a
+    box of its own that scrolls sideways), so a label is never under 11 px high.
+    """
+    row_h, label_w, bar_w, right, top = 26, 400, 200, 100, 6
     width, height = label_w + bar_w + right, top + row_h * max(len(rows), 1) + 6
     plot = Plot(width, height, "pass rate of every test, most failed first")
     for tick in (0, 0.5, 1):
@@ -158,17 +166,19 @@ def pass_rate_bars(rows: list[PassRate], students: int) -> Plot:
     for index, row in enumerate(rows):
         y = top + index * row_h
         baseline = round(y + row_h / 2 + 4, 1)
-        rate = row.passed / students if students else 0
+        rate, students = row.rate, row.working
         colour = GREEN if rate >= 0.8 else AMBER if rate >= 0.5 else RED
         label = row.label if len(row.label) <= LABEL_CHARACTERS else row.label[: LABEL_CHARACTERS - 1] + "…"
+        if not students:
+            rate = 0.0
         hidden = "" if row.visible else " (hidden)"
         name = (Span(row.stage[:2], bold=True), Span(f" {label}"), Span(hidden, GREY))
         share = (Span(f"{rate:.0%} "), Span(f"({row.passed}/{students})", MUTED))
         shapes = (
-            Text(label_w - 8, baseline, name, 12, anchor="end"),
+            Text(label_w - 8, baseline, name, LABEL_SIZE, anchor="end"),
             Rect(label_w, y + 4, bar_w, row_h - 8, TRACK, rx=3),
             Rect(label_w, y + 4, round(bar_w * rate, 1), row_h - 8, colour, rx=3),
-            Text(label_w + bar_w + 8, baseline, share, 12, anchor="start"),
+            Text(label_w + bar_w + 8, baseline, share, LABEL_SIZE, anchor="start"),
         )
         plot.shapes.append(Group(f"{row.name}{hidden}: {row.passed} of {students} passed", shapes))
     if not rows:

@@ -10,19 +10,13 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from autograder.course.stages import STAGE_BY_ID, STAGES, TOTAL_POINTS, Stage
-from autograder.grading.record import Outcome, StageResult, SubmissionResult, TestResult
+from autograder.grading.record import Outcome, StageKind, StageResult, SubmissionResult, TestResult
 from autograder.grading.submissions import output_folder
-from autograder.outputs.gradesheet import points
+from autograder.outputs import stats
+from autograder.outputs.gradesheet import points  # penalties keep their two decimals
+from autograder.outputs.stats import number
 
-# The child did not finish, or wrote to the grader's reply channel itself: worth an instructor's look.
-FLAG_OUTCOMES = (Outcome.TIMEOUT, Outcome.CRASHED, Outcome.OUTPUT_LIMIT, Outcome.TAMPERED)
-OUTCOME_TEXT = {
-    Outcome.TIMEOUT: "timed out",
-    Outcome.CRASHED: "crashed",
-    Outcome.OUTPUT_LIMIT: "printed too much",
-    Outcome.TAMPERED: "tampered with the grader",
-    Outcome.UNGRADED: "not graded",  # the grader failed on the submission: see the report's "Could not be graded"
-}
+ORDINARY_KINDS = (StageKind.FULL, StageKind.WRONG)  # the score says it all: no word beside it
 HIDDEN_NOTE = "Details are shown after the grades are published."
 FULL_SANDBOX = "bubblewrap"
 
@@ -48,9 +42,15 @@ class Score:
 
 @dataclass(frozen=True)
 class Cell(Score):
-    """One stage of one student in the class table; tag: why it is not a grade (timed out, not graded), or ""."""
+    """One stage of one student in the class table, with its kind (record.StageKind) and why, in one line."""
 
-    tag: str = ""
+    kind: StageKind = StageKind.WRONG
+    reason: str = ""
+
+    @property
+    def tag(self) -> str:
+        """The word shown beside the score ("" for plain wrong answers and full marks: the score says it)."""
+        return "" if self.kind in ORDINARY_KINDS else self.kind.label
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class DeadlineRow:
 
 @dataclass(frozen=True)
 class PassRate:
-    """One test of the class: how many students passed it."""
+    """One test of the class: how many of the students whose module for its stage worked passed it."""
 
     stage: str
     name: str
@@ -87,17 +87,48 @@ class PassRate:
     visible: bool
     passed: int
     position: tuple[int, int]  # stage order, then the test's place in a student's results
+    working: int = 0  # the students whose module for the stage loaded and answered (stats.WORKING)
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.working if self.working else 0.0
 
 
 @dataclass(frozen=True)
-class Flag:
-    """A stage whose child timed out, crashed, printed too much or tampered with the reply channel."""
+class Look:
+    """A submission, or a stage of it, that could not be graded normally (stats.needs_a_look), with its link."""
 
     student: str
     href: str
-    stage: str
-    outcome: str  # in words: "timed out"
-    message: str
+    stage: str  # a stage id, or "all stages"
+    kind: StageKind
+    reason: str
+
+
+@dataclass(frozen=True)
+class Helped:
+    student: str
+    href: str
+    stages: list[stats.HelpStage]
+
+
+@dataclass(frozen=True)
+class WrongCheck:
+    """One check that some working modules failed, with the most common wrong answers and an example board."""
+
+    name: str
+    visible: bool
+    passed: int
+    working: int
+    clusters: list[stats.Cluster]  # at most stats.CLUSTERS_SHOWN
+
+
+@dataclass(frozen=True)
+class WrongStage:
+    stage: Stage
+    working: int
+    submitted: int
+    checks: list[WrongCheck]
 
 
 @dataclass(frozen=True)
@@ -128,7 +159,7 @@ class StageScores:
 
     @property
     def median(self) -> str:
-        return points(statistics.median(self.scores)) if self.scores else "–"
+        return number(statistics.median(self.scores)) if self.scores else "–"
 
 
 @dataclass(frozen=True)
@@ -141,8 +172,11 @@ class ClassReport:
     totals: list[float]
     stages: list[StageScores]
     pass_rates: list[PassRate]
-    flags: list[Flag]
-    flagged_students: int
+    looks: list[Look]  # "Needs a look"
+    look_students: int
+    helped: list[Helped]  # "Who needs help"
+    help_rule: str
+    wrong: list[WrongStage]  # "What the class got wrong", by stage
     policy: bool = False  # some student was graded under a course policy: the table shows late work
 
 
@@ -161,7 +195,8 @@ class StageSection:
     id: str
     title: str
     score: Score
-    outcome: str  # in words, or ""
+    outcome: str  # its kind in words, or "" (plain wrong answers, full marks)
+    kind: StageKind
     message: str  # Markdown: why the stage as a whole went wrong
     tests: list[TestView]
     hints: tuple[str, ...]  # Markdown, shown only without full marks
@@ -183,11 +218,16 @@ class FeedbackPage:
 
 
 def pass_rates(results: dict[str, SubmissionResult]) -> list[PassRate]:
-    """Every test of the class with how many students passed it, the most failed first."""
+    """Every test of the class with how many of the working modules passed it, the lowest rate first.
+
+    Only the students whose module for the test's stage worked count (not the missing, the starters, the ones
+    that did not load or were stopped): a stage few handed in does not look like many wrong answers.
+    """
     rows: dict[tuple[str, str], dict] = {}
     order = {stage.id: index for index, stage in enumerate(STAGES)}
     for result in results.values():
-        for number, test in enumerate(result.tests):
+        working = {stage_id for stage_id, stage in result.stages.items() if stage.status.kind in stats.WORKING}
+        for place, test in enumerate(result.tests):
             # The check id is stable across students; the same id can appear in two stages.
             key = (test.stage, test.check or test.name)
             row = rows.setdefault(
@@ -199,28 +239,15 @@ def pass_rates(results: dict[str, SubmissionResult]) -> list[PassRate]:
                     "check": key[1],
                     "visible": test.visible,
                     "passed": 0,
-                    "position": (order.get(test.stage, len(order)), number),
+                    "position": (order.get(test.stage, len(order)), place),
+                    "working": 0,
                 },
             )
-            row["passed"] += test.outcome == Outcome.PASSED
-    return sorted((PassRate(**row) for row in rows.values()), key=lambda row: (row.passed, row.position))
-
-
-def _flags(student: str, result: SubmissionResult) -> list[Flag]:
-    """A flag for each stage whose child timed out, crashed or printed too much, by stage."""
-    found: dict[str, tuple[Outcome, str]] = {}
-    for stage_id, stage in result.stages.items():
-        if stage.outcome in FLAG_OUTCOMES:
-            found[stage_id] = (stage.outcome, stage.message)
-    for test in result.tests:
-        if test.outcome in FLAG_OUTCOMES and test.stage not in found:
-            first = next((line for line in test.output.splitlines() if line.strip()), "")
-            found[test.stage] = (test.outcome, first)
-    href = feedback_href(student)
-    return [
-        Flag(student, href, stage_id, OUTCOME_TEXT[outcome], message)
-        for stage_id, (outcome, message) in sorted(found.items())
-    ]
+            if test.stage in working:
+                row["working"] += 1
+                row["passed"] += test.outcome == Outcome.PASSED
+    found = [PassRate(**row) for row in rows.values()]
+    return sorted(found, key=lambda row: (not row.working, row.rate, row.position))
 
 
 def _isolation(results: dict[str, SubmissionResult]) -> Isolation | None:
@@ -236,8 +263,22 @@ def _isolation(results: dict[str, SubmissionResult]) -> Isolation | None:
 def _cell(result: SubmissionResult, stage: Stage) -> Cell:
     entry = result.stages.get(stage.id)
     if entry is None:
-        return Cell(0, stage.points)
-    return Cell(entry.score, entry.max_score, OUTCOME_TEXT.get(entry.outcome, ""))
+        return Cell(0, stage.points, StageKind.NOT_SUBMITTED)
+    status = entry.status
+    return Cell(entry.score, entry.max_score, status.kind, status.reason)
+
+
+def _wrong(facts: stats.Facts, visible: dict[tuple[str, str], bool]) -> list[WrongStage]:
+    stages = []
+    for entry in stats.wrong_by_stage(facts):
+        checks = [
+            WrongCheck(row.name, visible.get((row.stage, row.check), True), row.passed, row.working,
+                       row.clusters[: stats.CLUSTERS_SHOWN])
+            for row in entry.checks
+            if row.passed < row.working
+        ]  # fmt: skip
+        stages.append(WrongStage(STAGE_BY_ID[entry.stage], entry.working, entry.submitted, checks))
+    return stages
 
 
 def _late_words(entry) -> str:
@@ -294,7 +335,14 @@ def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple 
         )
         for name, total in zip(students, totals, strict=True)
     ]
-    flags = {name: _flags(name, results[name]) for name in students}
+    facts = stats.facts_of(results)
+    looks = [
+        Look(look.student, feedback_href(look.student), look.stage, look.kind, look.reason)
+        for look in stats.needs_a_look(facts)
+    ]
+    look_students = len({look.student for look in looks})
+    helped = [Helped(entry.student, feedback_href(entry.student), entry.stages) for entry in stats.needs_help(facts)]
+    visible = {(test.stage, test.check): test.visible for result in results.values() for test in result.tests}
     ungraded = [
         Ungraded(name, feedback_href(name), results[name].ungraded)
         for name in students
@@ -302,10 +350,11 @@ def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple 
     ]
     kpis = [
         Kpi(str(len(students)), "students"),
-        Kpi(f"{points(statistics.median(totals))} / {TOTAL_POINTS}" if totals else "–", "median total"),
-        Kpi(f"{statistics.mean(totals):.1f}".removesuffix(".0") if totals else "–", "mean total"),
+        Kpi(f"{number(statistics.median(totals))} / {TOTAL_POINTS}" if totals else "–", "median total"),
+        Kpi(number(statistics.mean(totals)) if totals else "–", "mean total"),
         Kpi(str(sum(total >= TOTAL_POINTS for total in totals)), "full marks"),
-        Kpi(str(sum(bool(found) for found in flags.values())), "timed out / crashed"),
+        Kpi(str(look_students), "need a look"),
+        Kpi(str(len(helped)), "need help"),
         *([Kpi(str(len(ungraded)), "could not be graded")] if ungraded else []),
     ]
     return ClassReport(
@@ -317,8 +366,11 @@ def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple 
         totals=totals,
         stages=[StageScores(stage, [_cell(results[name], stage).score for name in students]) for stage in STAGES],
         pass_rates=pass_rates(results),
-        flags=[flag for found in flags.values() for flag in found],
-        flagged_students=sum(bool(found) for found in flags.values()),
+        looks=looks,
+        look_students=look_students,
+        helped=helped,
+        help_rule=stats.HELP_RULE,
+        wrong=_wrong(facts, visible),
         policy=any(results[name].lateness is not None for name in students),
     )
 
@@ -342,11 +394,13 @@ def _test_view(test: TestResult, show_hidden: bool, stage_message: str) -> TestV
 def _section(stage_id: str, entry: StageResult, show_hidden: bool) -> StageSection:
     stage = STAGE_BY_ID.get(stage_id)
     score = Score(entry.score, entry.max_score)
+    kind = entry.status.kind
     return StageSection(
         id=stage_id,
         title=f"{stage_id} · {stage.title}" if stage else stage_id,
         score=score,
-        outcome=OUTCOME_TEXT.get(entry.outcome, ""),
+        outcome="" if kind in ORDINARY_KINDS else kind.label,
+        kind=kind,
         message=entry.message,
         tests=[_test_view(test, show_hidden, entry.message) for test in entry.tests],
         hints=stage.hints if stage and score.score < score.max_score else (),

@@ -12,7 +12,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGES, TOTAL_POINTS
 from autograder.grading.record import SubmissionResult
 from autograder.grading.submissions import output_folder
 from autograder.outputs import write_atomically
@@ -58,7 +58,10 @@ def environment() -> Environment:
         squares=lambda board: list(board.ljust(9)[:9]),
         heat=heat,
         stages=STAGES,
+        core_stages=CORE_STAGES,
+        bonus_stages=BONUS_STAGES,
         total_points=TOTAL_POINTS,
+        bonus_points=BONUS_POINTS,
         hidden_note=views.HIDDEN_NOTE,
         # Inlined so that a page stays one file; it is this package's own stylesheet, not data.
         css=Markup(files(__package__).joinpath("report.css").read_text(encoding="utf-8").strip()),

@@ -9,10 +9,10 @@ import statistics
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from autograder.course.stages import STAGE_BY_ID, STAGES, TOTAL_POINTS, Stage
+from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGE_BY_ID, STAGES, TOTAL_POINTS, Stage
 from autograder.grading.record import Outcome, StageKind, StageResult, SubmissionResult, TestResult
 from autograder.grading.submissions import output_folder
-from autograder.outputs import stats
+from autograder.outputs import name_order, stats
 from autograder.outputs.gradesheet import points  # penalties keep their two decimals
 from autograder.outputs.stats import number
 
@@ -57,10 +57,12 @@ class Cell(Score):
 class StudentRow:
     name: str
     href: str
-    cells: list[Cell]  # one per stage of STAGES, in order
+    cells: list[Cell]  # one per core stage, in order
     total: Score
     final: Score | None = None  # after the course policy (--policy), or None without one
     late: str = ""  # in words: which stages were late and what it cost ("03: 2 days late, -4"), or ""
+    bonus_cells: tuple[Cell, ...] = ()  # one per bonus stage, shown after the total as grades.csv has them
+    bonus: Score | None = None  # the bonus points, when the course has bonus stages
 
 
 @dataclass(frozen=True)
@@ -246,7 +248,7 @@ def pass_rates(results: dict[str, SubmissionResult]) -> list[PassRate]:
             if test.stage in working:
                 row["working"] += 1
                 row["passed"] += test.outcome == Outcome.PASSED
-    found = [PassRate(**row) for row in rows.values()]
+    found = [PassRate(**row) for row in rows.values() if row["working"]]  # a test nobody's module reached says nothing
     return sorted(found, key=lambda row: (not row.working, row.rate, row.position))
 
 
@@ -322,16 +324,18 @@ def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
 
 def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple = ()) -> ClassReport:
     """The class report of these results (student -> record), with notes about the run as a whole."""
-    students = sorted(results)
+    students = sorted(results, key=name_order)
     totals = [results[name].total for name in students]
     rows = [
         StudentRow(
             name,
             feedback_href(name),
-            [_cell(results[name], stage) for stage in STAGES],
+            [_cell(results[name], stage) for stage in CORE_STAGES],
             Score(total, TOTAL_POINTS),
             _final(results[name]),
             _late_summary(results[name]),
+            tuple(_cell(results[name], stage) for stage in BONUS_STAGES),
+            Score(results[name].bonus, BONUS_POINTS) if BONUS_STAGES else None,
         )
         for name, total in zip(students, totals, strict=True)
     ]

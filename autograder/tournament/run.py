@@ -5,7 +5,7 @@
 Writes OUT/tournament.html (the table, which players never lost, the shortest win each found, and the first
 game each lost with the reason) and OUT/tournament.json (every game), and prints the table. The same class,
 seed and options give the same files. OUT may be the folder `autograde grade` wrote: only these two files are
-touched.
+touched, and the class report links the page the next time `autograde grade` writes it.
 """
 
 import argparse

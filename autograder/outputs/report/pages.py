@@ -69,9 +69,11 @@ def environment() -> Environment:
     return env
 
 
-def report_html(results: dict[str, SubmissionResult], notes: list[str] | tuple = (), similar: bool = False) -> str:
+def report_html(
+    results: dict[str, SubmissionResult], notes: list[str] | tuple = (), similar: bool = False, tournament: bool = False
+) -> str:
     """notes: about the run as a whole (entries that are not submissions, why some were regraded), one line each;
-    similar: link OUT/similar.html (`autograde similar`)."""
+    similar: link OUT/similar.html (`autograde similar`); tournament: OUT/tournament.html (`autograde tournament`)."""
     report = views.class_report(results, notes)
     return (
         environment()
@@ -82,6 +84,7 @@ def report_html(results: dict[str, SubmissionResult], notes: list[str] | tuple =
             stage_plots=[(entry, plots.stage_histogram(entry.scores, entry.stage.points)) for entry in report.stages],
             pass_plot=plots.pass_rate_bars(report.pass_rates),
             similar=similar,
+            tournament=tournament,
         )
     )
 
@@ -92,9 +95,17 @@ def feedback_html(result: SubmissionResult, show_hidden: bool = False) -> str:
 
 
 def write_report(out: Path, results: dict[str, SubmissionResult], notes: list[str] | tuple = ()) -> Path:
-    """OUT/report.html, linking OUT/similar.html when `autograde similar` wrote one; returns its path."""
+    """OUT/report.html, linking the similarity and tournament pages when they are there; returns its path."""
     report = out / "report.html"
-    write_atomically(report, report_html(results, notes, similar=(out / "similar.html").is_file()))
+    write_atomically(
+        report,
+        report_html(
+            results,
+            notes,
+            similar=(out / "similar.html").is_file(),
+            tournament=(out / "tournament.html").is_file(),
+        ),
+    )
     return report
 
 

@@ -105,7 +105,7 @@ class StageKind(StrEnum):
     WRONG = "wrong-answers", "wrong answers", "wrong", "✗", False
     STARTER = "starter", "starter left as is", "starter", "○", False
     NOT_SUBMITTED = "not-submitted", "not submitted", "absent", "–", False
-    UNREADABLE = "unreadable", "could not be read", "broken", "!", True
+    UNREADABLE = "unreadable", "could not be read", "broken", "⊘", True
     NO_LOAD = "does-not-load", "does not load", "broken", "!", True
     CRASHED = "crashed", "crashed", "broken", "✶", True
     TIMED_OUT = "timed-out", "timed out", "broken", "◷", True

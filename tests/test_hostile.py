@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
+from autograder.course.stages import ROOT, STAGE_BY_ID, TOTAL_POINTS
 from autograder.grading import sandbox
 from tests.classes import grade, perfect, read_grades, reference, write_student
 
@@ -108,7 +108,7 @@ def test_the_batch_finishes_and_the_honest_student_is_untouched(bubblewrap_class
     assert result.returncode == 0, result.stderr[-2000:]
     grades = read_grades(root / "out")
     assert set(grades) == {"honest", *(f"hostile_{a}" for a in ATTACKS)}
-    assert grades["honest"]["total"] == str(sum(s.points for s in STAGES))
+    assert grades["honest"]["total"] == str(TOTAL_POINTS)
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
@@ -183,7 +183,7 @@ def test_fallback_contains_resource_attacks(tmp_path_factory):
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stderr.count("without the bubblewrap sandbox") == 1, "announced once, even with --quiet"
     grades = read_grades(root / "out")
-    assert grades["honest"]["total"] == str(sum(s.points for s in STAGES))
+    assert grades["honest"]["total"] == str(TOTAL_POINTS)
     for attack in FALLBACK_ATTACKS:
         assert float(grades[f"hostile_{attack}"]["01_rules"]) <= HONEST.get(attack, 0), attack
         assert float(grades[f"hostile_{attack}"]["05_winning_square"]) == SQUARE.points, attack

@@ -42,7 +42,8 @@ def held_back(result: SubmissionResult) -> SubmissionResult:
     """The record as a student may see it before the grades are published.
 
     A hidden test keeps its title, points and pass or fail; its output becomes the note the pages show (or
-    stays empty when there was none) and its outcome says only passed or failed.
+    stays empty when there was none), its outcome says only passed or failed, and the wrong answers kept for
+    the class statistics (their boards) are dropped.
     """
     stages = {
         stage_id: dataclasses.replace(
@@ -54,6 +55,7 @@ def held_back(result: SubmissionResult) -> SubmissionResult:
                     test,
                     output=HIDDEN_NOTE if test.output.strip() else "",
                     outcome=Outcome.PASSED if test.outcome == Outcome.PASSED else Outcome.FAILED,
+                    mistakes=(),
                 )
                 for test in stage.tests
             ],

@@ -24,6 +24,7 @@ from autograder.grading.record import (
 from autograder.outputs import clean, clean_line, clean_tree
 
 HIDDEN_VISIBILITY = "after_published"
+BONUS_TAG = "bonus"  # the last tag of a bonus stage's tests: Gradescope extra credit, never a function name
 
 # Caps on what one student's record can hold (41 tests): about 250 KB of results.json at the very most.
 MAX_TEST_OUTPUT = 4_000
@@ -128,7 +129,7 @@ def to_json(result: SubmissionResult) -> dict:
                     "visibility": visibility(test),
                     "output": test.output,
                     "output_format": "md",
-                    "tags": [stage.id, *function_names(test.function), *(["bonus"] if stage.bonus else [])],
+                    "tags": [stage.id, *function_names(test.function), *([BONUS_TAG] if stage.bonus else [])],
                     "extra_data": {
                         "stage": stage.id,
                         "check": test.check,
@@ -197,7 +198,7 @@ def from_json(data: dict) -> SubmissionResult:
             TestResult(
                 stage=meta["stage"],
                 check=meta["check"],
-                function=", ".join(test["tags"][1:]),
+                function=", ".join(tag for tag in test["tags"][1:] if tag != BONUS_TAG),
                 name=test["name"].removeprefix(f"{stage_id}: "),
                 points=test["max_score"],
                 score=test["score"],

@@ -48,8 +48,10 @@ def literal(value: object) -> str:
 
 def _compact(value: object) -> str:
     """A value as a table writes it: a Python literal without spaces."""
-    if isinstance(value, tuple):
-        return "(" + ",".join(map(_compact, value)) + ")"
+    if isinstance(value, tuple):  # a one-item tuple keeps its comma: (5,) is a list of one square, (5) is 5
+        return "(" + ",".join(map(_compact, value)) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, str):  # a table splits on whitespace: a space inside a string is written as its escape
+        return repr(value).replace(" ", "\\x20")
     return repr(value)
 
 
@@ -66,7 +68,8 @@ def table(cases: list[Case]) -> str:
             lines.append(line)
             line = ""
         line = f"{line} {token}" if line else token
-    return '"""\n' + "\n".join([*lines, line]) + '\n"""'
+    # Raw, so that the escapes _compact writes (a space in a string is \x20) reach the helpers as written.
+    return 'r"""\n' + "\n".join([*lines, line]) + '\n"""'
 
 
 def _points(check: Check) -> str:
@@ -132,7 +135,8 @@ def _memo_cell(check: Check) -> list[str]:
     (one,) = check.cases
     experiment = f"{check.function!r}, {_token(one)!r}, {scores}, again={AGAIN_EMPTY}, again_seconds={AGAIN_SECONDS}"
     if check.kind == "memo-size":
-        call = f"check_memo_size(globals(), {experiment})"
+        canonical = ", canonical=True" if check.memo_contents is not None else ""  # 10_symmetry: keyed by canonical
+        call = f"check_memo_size(globals(), {experiment}{canonical})"
     else:
         limits = f"calls_limit={MEMO_CALLS_LIMIT}, cpu_seconds={MEMO_CPU_THRESHOLD}"
         call = f"check_memo_speed(globals(), {experiment}, {limits})"

@@ -6,7 +6,8 @@ a statement deleted (replaced by `pass`) or two neighbouring statements swapped.
 mutants are wrong on some position a student function may be given (an equivalent mutant is not a mistake);
 then the hidden checks and the visible tests run on each one. The hidden checks must catch every wrong mutant
 and reject no correct one; the visible tests must catch at least VISIBLE_TARGET of the wrong ones per stage and
-every mistake in NAMED_MISTAKES.
+every mistake in NAMED_MISTAKES. In 08_alpha_beta a mutant with the right answers that does not prune is wrong
+too (see PRUNE_CALLS_LIMIT).
 
 Speed: mutants are our own trusted code, derived from the reference, so they run in-process in a few worker
 processes, without the sandbox; each call gets a CPU budget (a mutant may loop or recurse without end). A mutant
@@ -345,8 +346,9 @@ FULL_WINDOW = (-2, 2)  # the window score gives alphabeta in 08_alpha_beta: it h
 # (the reference's experiment, 49,006 calls, takes 0.073 s of CPU, its child 0.10 s: 0.03 s to start), and the
 # experiment of a search that does not prune makes twice the empty board's calls (549,946 then 549,945 for the
 # openings): 0.6 s is (0.6 - 0.03) / 1.5 us = about 380,000 calls of the experiment, 190,000 of the empty board.
-# Reference 18,297 is 11x under the limit; plain minimax 549,946 is 2.7x over it, and so is every single-point
-# mutant that stops pruning (the nearest, `alpha > beta` for `alpha >= beta`, makes 304,155: 0.76 s in-process).
+# Reference 18,297 is 11x under the limit, the single-point mutant that prunes least 27,842; plain minimax 549,946
+# is 2.7x over it, and the mutant that prunes too little nearest to it (`alpha > beta` for `alpha >= beta`) makes
+# 304,155, 1.5x over: 0.76 s in-process, over the CPU threshold too. The visible test's limit is the same.
 PRUNE_CALLS_LIMIT = 200_000
 
 

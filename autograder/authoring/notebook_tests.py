@@ -44,9 +44,9 @@ def literal(value: object) -> str:
 
 
 def _compact(value: object) -> str:
-    """A value as a table writes it: a Python literal without spaces."""
+    """A value as a table writes it: a Python literal without spaces (a one-item tuple keeps its comma: "(5,)")."""
     if isinstance(value, tuple):
-        return "(" + ",".join(map(_compact, value)) + ")"
+        return "(" + ",".join(map(_compact, value)) + ("," if len(value) == 1 else "") + ")"
     return repr(value)
 
 

@@ -44,10 +44,11 @@ def literal(value: object) -> str:
 
 
 def _compact(value: object) -> str:
-    """A value as a table writes it: a Python literal without spaces (a one-item tuple keeps its comma: "(5,)")."""
+    """A value as a table writes it: a Python literal without spaces (a one-item tuple keeps its comma: "(5,)"; a
+    space inside a string, as in a board, is the escape \\x20, which the helpers' literal_eval reads back)."""
     if isinstance(value, tuple):
         return "(" + ",".join(map(_compact, value)) + ("," if len(value) == 1 else "") + ")"
-    return repr(value)
+    return repr(value).replace(" ", "\\x20") if isinstance(value, str) else repr(value)
 
 
 def _token(one: Case) -> str:
@@ -56,14 +57,14 @@ def _token(one: Case) -> str:
 
 
 def table(cases: list[Case]) -> str:
-    """The cases as a triple-quoted table (the format is described in the helpers cell)."""
+    """The cases as a raw triple-quoted table (the format is described in the helpers cell)."""
     lines, line = [], ""
     for token in map(_token, cases):
         if line and len(line) + 1 + len(token) > TABLE_WIDTH:
             lines.append(line)
             line = ""
         line = f"{line} {token}" if line else token
-    return '"""\n' + "\n".join([*lines, line]) + '\n"""'
+    return 'r"""\n' + "\n".join([*lines, line]) + '\n"""'  # raw: the helpers read the escapes (\\x20) themselves
 
 
 def _points(check: Check) -> str:

@@ -130,7 +130,8 @@ def _memo_cell(check: Check) -> list[str]:
     (one,) = check.cases
     experiment = f"{check.function!r}, {_token(one)!r}, {scores}, again={AGAIN_EMPTY}, again_seconds={AGAIN_SECONDS}"
     if check.kind == "memo-size":
-        call = f"check_memo_size(globals(), {experiment})"
+        exact = ", exact=True" if check.memo_contents is not None else ""  # the keys are prescribed (10_symmetry)
+        call = f"check_memo_size(globals(), {experiment}{exact})"
     else:
         limits = f"calls_limit={MEMO_CALLS_LIMIT}, cpu_seconds={MEMO_CPU_THRESHOLD}"
         call = f"check_memo_speed(globals(), {experiment}, {limits})"

@@ -228,10 +228,11 @@ def _memo_experiment(namespace, name, case, scores, again, again_seconds):
     return entries, calls[0], right, time.process_time() - start
 
 
-def check_memo_size(namespace, name, case, table, again, again_seconds):
+def check_memo_size(namespace, name, case, table, again, again_seconds, exact=False):
     """After memo.clear() and scoring the board, memo holds every reachable board (the table), each with its score.
 
-    Keys that are not the boards themselves pass when the memo answers every reachable board right.
+    Keys that are not the boards themselves pass when the memo answers every reachable board right, unless exact:
+    then the keys must be the table's boards (the canonical boards, in 10_symmetry).
     """
     scores = _scores(table)
     entries, _, right, _ = _memo_experiment(namespace, name, case, scores, again, again_seconds)
@@ -245,6 +246,11 @@ def check_memo_size(namespace, name, case, table, again, again_seconds):
     values = [_score_value(value) for _, value in entries]
     if len(set(boards)) == len(scores) and dict(zip(boards, values, strict=True)) == scores:
         return
+    if exact:
+        raise AssertionError(
+            f"memo held {size:,} entries, but they are not the canonical boards (canonical(board), a string of 9 "
+            "characters), each with its score."
+        )
     if sorted(values, key=repr) != sorted(scores.values(), key=repr):
         raise AssertionError(
             f"memo held {size:,} entries, but their values are not the scores of the reachable boards: each value "

@@ -10,11 +10,12 @@ from autograder.authoring.markers import solution_body
 from autograder.course.stages import STAGE_BY_ID, STAGES
 
 MINIMAX = STAGE_BY_ID["03_minimax"]
+ALPHA_BETA = STAGE_BY_ID["08_alpha_beta"]
 
 
 @pytest.fixture(scope="module")
 def prepared():
-    mutants.prepare(list(STAGES))
+    mutants.prepare([MINIMAX, ALPHA_BETA, *(STAGE_BY_ID[stage_id] for stage_id in mutants.NAMED_MISTAKES)])
     mutants._start_parent()
     return mutants._PREPARED
 
@@ -44,6 +45,29 @@ def test_an_equivalent_mutant_is_not_a_mistake_and_a_wrong_one_is(prepared):
     assert wrong and hidden and visible
 
 
+def test_an_alphabeta_with_right_answers_that_does_not_prune_is_wrong_and_both_suites_say_so(prepared):
+    made = {mutant.what: mutant for mutant in mutants.make_mutants(ALPHA_BETA)}
+    wrong, hidden, visible = mutants.judge_module(prepared[ALPHA_BETA.id], made["deleted: break"].source)
+    assert "does not prune" in wrong
+    assert hidden == "score/prunes"
+    assert visible.startswith("test_scoring_the_empty_board_prunes")
+
+
+def test_the_visible_prune_test_stops_where_the_grader_does():
+    """The visible test's call limit is the one that stands for the grader's CPU threshold (PRUNE_CALLS_LIMIT):
+    a search under it passes both, one over it fails both; square-order alpha-beta and plain minimax are far off."""
+    tree = ast.parse(ALPHA_BETA.test_path.read_text())
+    constants = {
+        node.targets[0].id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.targets[0], ast.Name)
+    }
+    assert constants["PRUNED_CALLS_LIMIT"] == mutants.PRUNE_CALLS_LIMIT
+    assert 10 * constants["SQUARE_ORDER_CALLS"] < mutants.PRUNE_CALLS_LIMIT < constants["MINIMAX_CALLS"] / 2
+
+
 def test_the_named_mistakes_fail_a_visible_test(prepared):
     for stage_id in mutants.NAMED_MISTAKES:
         for name, failure in mutants.named_mistakes(STAGE_BY_ID[stage_id]):
@@ -67,11 +91,12 @@ def test_an_unknown_stage_is_a_usage_error(capsys):
 
 @pytest.mark.slow
 def test_every_mutant_of_the_course(prepared):
-    """The whole run (about a minute on 2 cores): the figures the README quotes."""
+    """The whole run, the bonus stages too (about 45 s of CPU on 2 cores): the figures the README quotes."""
     lines = []
     assert mutants.run(list(STAGES), jobs=2, out=lines.append) == 0, "\n".join(lines)
     rows = {line.split()[0]: [int(field) for field in line.split()[1:6]] for line in lines[1 : 1 + len(STAGES)]}
     for stage_id, (count, equivalent, wrong, hidden, visible) in rows.items():
         assert count == equivalent + wrong and hidden == wrong, stage_id
         assert visible >= mutants.VISIBLE_TARGET * wrong, stage_id
-    assert sum(row[0] for row in rows.values()) == 341
+    assert len(rows) == len(STAGES) == 10
+    assert sum(row[0] for row in rows.values()) == 533

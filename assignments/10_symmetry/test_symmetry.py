@@ -84,6 +84,25 @@ def test_symmetries_are_new_lists():
     )
 
 
+def test_a_turned_board_is_looked_up_not_searched_again(monkeypatch):
+    symmetry.memo.clear()
+    symmetry.score(list("XO       "))
+    original = symmetry.score
+    calls = []
+
+    def counting_score(board):
+        calls.append("".join(board))
+        return original(board)
+
+    monkeypatch.setattr(symmetry, "score", counting_score)
+    result = symmetry.score(list("       OX"))  # "XO       " turned twice: the same family
+    assert result == 1 and len(calls) == 1, (
+        f"After scoring 'XO       ', scoring it turned twice, '       OX', made {len(calls):,} calls to score (and "
+        f"returned {coursetest.show(result)}); its canonical board is already in memo, so it should make 1 and "
+        "return 1.\nTry this: at the very start of score, return memo[canonical(board)] when it is already there."
+    )
+
+
 def test_memo_holds_one_board_per_family():
     symmetry.memo.clear()
     result = symmetry.score(list(EMPTY))

@@ -9,7 +9,6 @@ the same points, check by check. A check asks a notebook only a sample of its bo
 
 from pathlib import Path
 
-from autograder.course import error_hints
 from autograder.course.checks import Case, Check, stage_checks
 from autograder.course.checks.visible import examples
 from autograder.course.oracle import oracle
@@ -24,9 +23,7 @@ TABLE_WIDTH = 100  # characters of a line of a hidden test's table
 
 
 def helpers_source() -> str:
-    """The helpers cell, with the grader's error hints embedded (a notebook cannot import the course)."""
-    hints = Path(error_hints.__file__).read_text()
-    return HELPERS.read_text().replace('_ERROR_HINTS_SOURCE = ""', f"_ERROR_HINTS_SOURCE = {hints!r}", 1).rstrip("\n")
+    return HELPERS.read_text().rstrip("\n")
 
 
 def cell_id(check: Check) -> str:
@@ -47,12 +44,11 @@ def literal(value: object) -> str:
 
 
 def _compact(value: object) -> str:
-    """A value as a table writes it: a Python literal without spaces."""
-    if isinstance(value, tuple):  # a one-item tuple keeps its comma: (5,) is a list of one square, (5) is 5
+    """A value as a table writes it: a Python literal without spaces (a one-item tuple keeps its comma: "(5,)"; a
+    space inside a string, as in a board, is the escape \\x20, which the helpers' literal_eval reads back)."""
+    if isinstance(value, tuple):
         return "(" + ",".join(map(_compact, value)) + ("," if len(value) == 1 else "") + ")"
-    if isinstance(value, str):  # a table splits on whitespace: a space inside a string is written as its escape
-        return repr(value).replace(" ", "\\x20")
-    return repr(value)
+    return repr(value).replace(" ", "\\x20") if isinstance(value, str) else repr(value)
 
 
 def _token(one: Case) -> str:
@@ -61,15 +57,14 @@ def _token(one: Case) -> str:
 
 
 def table(cases: list[Case]) -> str:
-    """The cases as a triple-quoted table (the format is described in the helpers cell)."""
+    """The cases as a raw triple-quoted table (the format is described in the helpers cell)."""
     lines, line = [], ""
     for token in map(_token, cases):
         if line and len(line) + 1 + len(token) > TABLE_WIDTH:
             lines.append(line)
             line = ""
         line = f"{line} {token}" if line else token
-    # Raw, so that the escapes _compact writes (a space in a string is \x20) reach the helpers as written.
-    return 'r"""\n' + "\n".join([*lines, line]) + '\n"""'
+    return 'r"""\n' + "\n".join([*lines, line]) + '\n"""'  # raw: the helpers read the escapes (\\x20) themselves
 
 
 def _points(check: Check) -> str:
@@ -135,8 +130,8 @@ def _memo_cell(check: Check) -> list[str]:
     (one,) = check.cases
     experiment = f"{check.function!r}, {_token(one)!r}, {scores}, again={AGAIN_EMPTY}, again_seconds={AGAIN_SECONDS}"
     if check.kind == "memo-size":
-        canonical = ", canonical=True" if check.memo_contents is not None else ""  # 10_symmetry: keyed by canonical
-        call = f"check_memo_size(globals(), {experiment}{canonical})"
+        exact = ", exact=True" if check.memo_contents is not None else ""  # the keys are prescribed (10_symmetry)
+        call = f"check_memo_size(globals(), {experiment}{exact})"
     else:
         limits = f"calls_limit={MEMO_CALLS_LIMIT}, cpu_seconds={MEMO_CPU_THRESHOLD}"
         call = f"check_memo_speed(globals(), {experiment}, {limits})"

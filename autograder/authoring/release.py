@@ -24,7 +24,7 @@ from pathlib import Path
 from autograder.authoring import build
 from autograder.authoring.markers import solution_body
 from autograder.course.checks.visible import examples
-from autograder.course.stages import ROOT, STAGES
+from autograder.course.stages import BONUS_STAGES, ROOT, STAGES
 
 # Solution lines with fewer non-blank characters than this are idioms the hints teach on purpose
 # ("board[square] = mark", "memo[key] = result", "return memo[key]") or say nothing ("return total"). From
@@ -33,6 +33,8 @@ MIN_LEAK_CHARS = 20
 EMPTY_BOARD = (" ",) * 9
 COURSE_FOLDERS = ("assignments", "solutions", "autograder", "tests", "nbgrader", "docs", "examples")
 SKIPPED_NAMES = {"__pycache__", ".pytest_cache", ".ipynb_checkpoints"}
+# The folders of bonus stages the course has turned off (BONUS_STAGES_ON): left out of the release.
+STAGES_OFF = {stage.id for stage in BONUS_STAGES} - {stage.id for stage in STAGES}
 
 # A board written as 9 characters in quotes or backticks: "XO X O  X".
 BOARD_STRING = re.compile(r"""(["'`])([XO ]{9})\1""")
@@ -126,7 +128,7 @@ def released_files() -> dict[str, bytes]:
         relative = path.relative_to(ROOT)
         if not path.is_file() or any(part in SKIPPED_NAMES or part.startswith(".") for part in relative.parts):
             continue
-        if path.suffix in (".pyc", ".pyo"):
+        if path.suffix in (".pyc", ".pyo") or relative.parts[1] in STAGES_OFF:
             continue
         data = path.read_bytes()
         if path.name == "README.md":

@@ -13,12 +13,6 @@ import ast
 import functools
 import time
 
-# The grader's error hints (autograder/course/error_hints.py), its source put here when the cell is built, so
-# an error says what to try in the same words as the grader and the visible tests.
-_ERROR_HINTS_SOURCE = ""
-_error_hints = {}
-exec(_ERROR_HINTS_SOURCE or "def one_line(kind, message, where=''): return f'{kind}: {message}'", _error_hints)
-
 _changed = []  # (function name, board given, board left) of every call that changed the board it was given
 _passed = []  # the checks that passed so far
 _answers = {}  # (function, args) -> (value, error) of every call made so far
@@ -111,12 +105,7 @@ def _run(function, cases):
 
 
 def _raised(function, args, error):
-    try:
-        message = str(error)
-    except Exception:
-        message = "(the message could not be read)"
-    said = _error_hints["one_line"](type(error).__name__, message)
-    return f"{_text(function, args)} raised {said}{_show(args[0])}"
+    return f"{_text(function, args)} raised {type(error).__name__}: {error}{_show(args[0])}"
 
 
 def check_examples(function, rows):
@@ -239,11 +228,11 @@ def _memo_experiment(namespace, name, case, scores, again, again_seconds):
     return entries, calls[0], right, time.process_time() - start
 
 
-def check_memo_size(namespace, name, case, table, again, again_seconds, canonical=False):
+def check_memo_size(namespace, name, case, table, again, again_seconds, exact=False):
     """After memo.clear() and scoring the board, memo holds every reachable board (the table), each with its score.
 
-    Keys that are not the boards themselves pass when the memo answers every reachable board right, unless
-    canonical: then the table holds the canonical boards, and the keys must be exactly those (10_symmetry).
+    Keys that are not the boards themselves pass when the memo answers every reachable board right, unless exact:
+    then the keys must be the table's boards (the canonical boards, in 10_symmetry).
     """
     scores = _scores(table)
     entries, _, right, _ = _memo_experiment(namespace, name, case, scores, again, again_seconds)
@@ -257,7 +246,7 @@ def check_memo_size(namespace, name, case, table, again, again_seconds, canonica
     values = [_score_value(value) for _, value in entries]
     if len(set(boards)) == len(scores) and dict(zip(boards, values, strict=True)) == scores:
         return
-    if canonical:
+    if exact:
         raise AssertionError(
             f"memo held {size:,} entries, but they are not the canonical boards (canonical(board), a string of 9 "
             "characters), each with its score."

@@ -1,4 +1,15 @@
-"""Hidden checks of 08_alpha_beta (bonus): exact scores everywhere, bounds outside a window, and that it prunes."""
+"""Hidden checks of 08_alpha_beta (bonus): exact scores everywhere, bounds outside a window, and that it prunes.
+
+A known limit of score/prunes: it measures the CPU time of a child that scores the empty board and the nine
+openings, so a plain minimax with the scores of those ten boards written in passes it (the other checks pass
+too: the answers are right). Adding the 72 boards two moves in does not close it cheaply: plain minimax spends as
+much on them as on the empty board, but alpha-beta's advantage there is 9x, not 30x (61,578 calls against
+549,936), and on the grading machine the child then takes 0.21 s for the reference and 0.63 s for that cheat,
+so a threshold between them would leave honest code that is twice as slow per call (copying boards, say) no
+margin. Closing it needs a second experiment child scoring other boards, judged by the ratio of the two CPU
+times (independent of how fast each call is), and even then a table of every board asked passes. Instructors
+who suspect it: the code shows it at a glance (a dict of scores; no `alpha >= beta`).
+"""
 
 from autograder.course.checks import Check, case, sample, unchanged
 from autograder.course.oracle import EMPTY, Oracle

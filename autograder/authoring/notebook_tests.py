@@ -9,6 +9,7 @@ the same points, check by check. A check asks a notebook only a sample of its bo
 
 from pathlib import Path
 
+from autograder.course import error_hints
 from autograder.course.checks import Case, Check, stage_checks
 from autograder.course.checks.visible import examples
 from autograder.course.oracle import oracle
@@ -23,7 +24,9 @@ TABLE_WIDTH = 100  # characters of a line of a hidden test's table
 
 
 def helpers_source() -> str:
-    return HELPERS.read_text().rstrip("\n")
+    """The helpers cell, with the grader's error hints embedded (a notebook cannot import the course)."""
+    hints = Path(error_hints.__file__).read_text()
+    return HELPERS.read_text().replace('_ERROR_HINTS_SOURCE = ""', f"_ERROR_HINTS_SOURCE = {hints!r}", 1).rstrip("\n")
 
 
 def cell_id(check: Check) -> str:

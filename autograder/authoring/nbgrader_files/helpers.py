@@ -13,6 +13,12 @@ import ast
 import functools
 import time
 
+# The grader's error hints (autograder/course/error_hints.py), its source put here when the cell is built, so
+# an error says what to try in the same words as the grader and the visible tests.
+_ERROR_HINTS_SOURCE = ""
+_error_hints = {}
+exec(_ERROR_HINTS_SOURCE or "def one_line(kind, message, where=''): return f'{kind}: {message}'", _error_hints)
+
 _changed = []  # (function name, board given, board left) of every call that changed the board it was given
 _passed = []  # the checks that passed so far
 _answers = {}  # (function, args) -> (value, error) of every call made so far
@@ -105,7 +111,12 @@ def _run(function, cases):
 
 
 def _raised(function, args, error):
-    return f"{_text(function, args)} raised {type(error).__name__}: {error}{_show(args[0])}"
+    try:
+        message = str(error)
+    except Exception:
+        message = "(the message could not be read)"
+    said = _error_hints["one_line"](type(error).__name__, message)
+    return f"{_text(function, args)} raised {said}{_show(args[0])}"
 
 
 def check_examples(function, rows):

@@ -4,6 +4,7 @@ graded_messy_class(out) grades it into out and returns out, for any test file th
 """
 
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -157,3 +158,41 @@ def test_an_unknown_student_or_stage_is_one_line_and_exit_2(messy, tmp_path, opt
     result = grade(MESSY, out, *option)
     assert result.returncode == 2 and says in result.stderr and len(result.stderr.splitlines()) == 1
     assert (out / "grades.csv").read_bytes() == (messy / "grades.csv").read_bytes()
+
+
+# --------------------------------------------------------------------------------------------------
+# The report
+# --------------------------------------------------------------------------------------------------
+
+NEEDS_A_LOOK = {
+    "ben": "could not be read",  # a corrupt zip
+    "dev": "does not load",  # import numpy
+    "gus": "does not load",  # a syntax error
+    "hana": "timed out",  # an endless loop
+    "ivan": "crashed",
+    "kai": "could not be read",  # two near misses for rules.py
+}
+
+
+def section(page: str, anchor: str) -> str:
+    start = page.index(f'id="{anchor}"')
+    return page[start : page.find("<section", start)]
+
+
+def test_each_student_lands_in_the_right_report_section(messy):
+    """Is every student who could not be graded normally under "Needs a look", with the word for what went wrong,
+    and nobody else: not the missing stages, the starters, the wrong answers or the full marks?"""
+    page = (messy / "report.html").read_text()
+    row = r'<tr><td><a href="[^"]*">([^<]+)</a></td><td>([^<]+)</td><td><span class="kind [^"]*">\S+ ([^<]+)</span>'
+    rows = re.findall(row, section(page, "needs-look"))
+    listed = {}
+    for student, _stage, kind in rows:
+        listed.setdefault(student, set()).add(kind)
+    assert listed == {student: {kind} for student, kind in NEEDS_A_LOOK.items()}
+    about = section(page, "notes")
+    for skipped in ("__MACOSX", "Thumbs", ".DS_Store", "results"):
+        assert f"skipped {skipped}:" in about, skipped
+    assert "found Rules.py, graded it as rules.py" in (messy / "emil" / "feedback.html").read_text()
+    students = section(page, "students")
+    assert students.index(">student2<") < students.index(">student10<")
+    assert "○ starter left as is" in students and "– not submitted" in students

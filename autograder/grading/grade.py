@@ -359,6 +359,10 @@ class Batch:
     def _ungraded(self, name: str, error: Exception, where: str) -> SubmissionResult:
         return cleaned(ungraded(name, failure_reason(error, where), self.isolation, self.seconds))
 
+    def fail(self, name: str, error: Exception, where: str) -> None:
+        """The grader failed on this student before grading (reading it, looking it up): written, never stored."""
+        self.finish(name, self._ungraded(name, error, where), None)
+
     def _write(self, name: str, result: SubmissionResult) -> None:
         folder = self.out / output_folder(name)
         write_atomically(folder / "results.json", json_text(to_json(result)))
@@ -525,8 +529,7 @@ def _grade_class(args, stop: threading.Event) -> int:
             try:
                 stored = book.latest_result(name)
             except Exception as error:
-                reason = failure_reason(error, "while looking it up in the gradebook")
-                batch.finish(name, ungraded(name, reason, isolation, args.time_limit), None)
+                batch.fail(name, error, "while looking it up in the gradebook")
                 continue
             if stored:
                 batch.finish_reused(name, *stored)
@@ -541,8 +544,7 @@ def _grade_class(args, stop: threading.Event) -> int:
                 if commit is not None:
                     batch.commits[name] = commit
         except Exception as error:
-            reason = failure_reason(error, "while reading it")
-            batch.finish(name, ungraded(name, reason, isolation, args.time_limit), None)
+            batch.fail(name, error, "while reading it")
             continue
         for stage_id, (was, should) in sorted(submission.renamed.items()):
             console.say(f"{name}: found {was}, graded it as {should} ({stage_id})")
@@ -561,8 +563,7 @@ def _grade_class(args, stop: threading.Event) -> int:
             elif not stored:
                 reason = why_regraded(book.latest(name), submission.files_hash, parameters)
         except Exception as error:
-            reason = failure_reason(error, "while looking it up in the gradebook")
-            batch.finish(name, ungraded(name, reason, isolation, args.time_limit), None)
+            batch.fail(name, error, "while looking it up in the gradebook")
             continue
         if stored:
             batch.finish_reused(name, *stored)

@@ -27,7 +27,7 @@ from autograder.admin.policy import (
 )
 from autograder.admin.submitted import git_commit_time, parse_timestamp, submission_time
 from autograder.course.stages import CORE_STAGES
-from tests.classes import ROOT, grade, read_grades
+from tests.classes import ROOT, grade, read_grades, reference
 
 EXAMPLES = ROOT / "examples" / "submissions"
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope-results.schema.json").read_text())
@@ -36,6 +36,7 @@ BERLIN_DUE = datetime.fromisoformat("2025-03-07T23:59:00+01:00")  # every stage'
 POLICY = """
 time_zone = "Europe/Berlin"
 grace_minutes = 15
+collected_by = "nbgrader"
 
 [due]
 01_rules = 2025-03-07T23:59:00
@@ -310,9 +311,90 @@ def test_submission_time_reads_git_without_running_anything_of_the_repository(tm
     with open(repo / ".git" / "config", "a") as config:  # what a hostile repository could ask git to run
         config.write(f"[core]\n\tfsmonitor = touch {marker}\n\tpager = touch {marker}\n")
         config.write(f"[log]\n\tshowSignature = true\n[gpg]\n\tprogram = touch {marker}\n")
-    submitted = submission_time(repo, "01_rules")
+    submitted = submission_time(repo, "01_rules", "01_rules/rules.py")
     assert submitted.source == "git commit"
     assert submitted.when == datetime(2025, 3, 1, 10, tzinfo=UTC)
     assert git_commit_time(repo) == submitted.when
     assert not marker.exists()
-    assert submission_time(repo, "02_count_games") is None  # nothing of that stage is there
+    assert submission_time(repo, "02_count_games", None) is None  # nothing of that stage was graded
+
+
+def _policy_grade(tmp_path, submissions: Path, text: str) -> Path:
+    tmp_path.mkdir(exist_ok=True)
+    policy = tmp_path / "late-policy.toml"
+    policy.write_text(text)
+    out = tmp_path / "out"
+    done = grade(submissions, out, "--policy", str(policy), "--time-limit", "10")
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+LATE_POLICY = """
+[due]
+01_rules = 2025-03-07T23:59:00+01:00
+02_count_games = 2025-03-07T23:59:00+01:00
+[late]
+percent = 10
+zero_after = 7
+"""
+
+
+def test_a_stage_handed_in_under_a_near_miss_name_is_timed_like_an_exact_one(tmp_path):
+    """Is a stage folder or module under a near-miss name (1_rules/, 01-count-games/, Rules.py) that the
+    intake grades also the file whose time decides lateness? (19 days late once scored 100: no time, never late)"""
+    submissions = tmp_path / "submissions"
+    late = BERLIN_DUE + timedelta(days=19)
+    for student, rules, games in (
+        ("nina", "1_rules/rules.py", "02-count-games/count_games.py"),
+        ("noor", "Rules.py", "count_games (1).py"),
+        ("grace", "01_rules/rules.py", "02_count_games/count_games.py"),
+    ):
+        for name, stage_id in ((rules, "01_rules"), (games, "02_count_games")):
+            path = submissions / student / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(reference(stage_id))
+        _set_times(submissions / student, late if student != "grace" else BERLIN_DUE - timedelta(days=1))
+    out = _policy_grade(tmp_path, submissions, LATE_POLICY)
+    for student in ("nina", "noor"):
+        late_stages = _late(out, student)["stages"]
+        assert read_grades(out)[student]["01_rules"] == "10"  # graded as the exact names
+        for stage_id in ("01_rules", "02_count_games"):
+            assert late_stages[stage_id]["late"] == 19, (student, stage_id, late_stages[stage_id])
+            assert late_stages[stage_id]["score"] == 0 and late_stages[stage_id]["source"] == "file times"
+    grace = _late(out, "grace")
+    assert grace["stages"]["01_rules"]["late"] == 0 and grace["final_total"] == 20
+
+
+def test_a_timestamp_file_the_student_wrote_is_never_believed(tmp_path):
+    """Is a timestamp.txt inside a student's own folder (or zip, or repository) ignored unless the course says
+    the class was collected by a tool that writes it (nbgrader), where it is the tool's and not the student's?"""
+    submissions = tmp_path / "submissions"
+    for student in ("sly", "grace"):
+        path = submissions / student / "01_rules" / "rules.py"
+        path.parent.mkdir(parents=True)
+        path.write_text(reference("01_rules"))
+        _set_times(submissions / student, BERLIN_DUE + timedelta(days=19))
+    on_time = "2025-03-01 10:00:00.000000 UTC"
+    (submissions / "sly" / "timestamp.txt").write_text(on_time)
+    (submissions / "sly" / "01_rules" / "timestamp.txt").write_text(on_time)
+    out = _policy_grade(tmp_path, submissions, LATE_POLICY)
+    for student in ("sly", "grace"):
+        entry = _late(out, student)["stages"]["01_rules"]
+        assert (entry["source"], entry["late"], entry["score"]) == ("file times", 19, 0), student
+    collected = _policy_grade(tmp_path / "collected", submissions, 'collected_by = "nbgrader"\n' + LATE_POLICY)
+    assert _late(collected, "sly")["stages"]["01_rules"]["source"] == "timestamp file"
+    assert _late(collected, "grace")["stages"]["01_rules"]["late"] == 19
+
+
+def test_collected_by_names_a_known_collection_tool():
+    with pytest.raises(PolicyError, match="collected_by"):
+        load_policy_text('collected_by = "my-own-script"\n')
+
+
+def load_policy_text(text: str):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "policy.toml"
+        path.write_text(text)
+        return load_policy(path)

@@ -136,3 +136,129 @@ def test_at_on_folders_that_are_not_repositories_is_one_line_and_exit_2(tmp_path
     run = grade(tmp_path / "class", tmp_path / "out", "--at", DEADLINE)
     assert run.returncode == 2 and "alice is not one (no .git in it)" in run.stderr, run.stderr
     assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A repository is the student's input: nothing it configures runs, nothing it points to elsewhere is read
+
+
+def signed_commit(repository: Path, when: str, files: dict[str, str]) -> str:
+    """A commit carrying a (fake) signature, so a configuration that shows signatures would run its program."""
+    for name, text in files.items():
+        (repository / name).parent.mkdir(parents=True, exist_ok=True)
+        (repository / name).write_text(text)
+    git(repository, "add", "-A")
+    tree = git(repository, "write-tree")
+    stamp = f"{int(__import__('datetime').datetime.fromisoformat(when).timestamp())} +0000"
+    body = (
+        f"tree {tree}\nauthor S <s@example.org> {stamp}\ncommitter S <s@example.org> {stamp}\n"
+        "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\nsigned work\n"
+    )
+    object_file = repository / ".git" / "signed-commit"
+    object_file.write_text(body)
+    made = git(repository, "hash-object", "-t", "commit", "-w", str(object_file))
+    object_file.unlink()
+    git(repository, "update-ref", "HEAD", made)
+    return made
+
+
+def hostile_config(repository: Path, marker: Path) -> None:
+    """Every way a repository's own configuration can make git run a program of the student's."""
+    program = repository / "tools" / "verify.sh"
+    program.parent.mkdir(exist_ok=True)
+    program.write_text(f"#!/bin/sh\nid -u >> {marker}\nexit 0\n")
+    program.chmod(0o755)
+    included = repository / "tools" / "more.cfg"
+    included.write_text(f"[core]\n\tpager = {program}\n")
+    with open(repository / ".git" / "config", "a") as config:
+        config.write(
+            f'[log]\n\tshowSignature = true\n[gpg]\n\tprogram = {program}\n[gpg "ssh"]\n\tprogram = {program}\n'
+            f'[gpg "x509"]\n\tprogram = {program}\n[core]\n\tfsmonitor = {program}\n\tpager = {program}\n'
+            f"\thooksPath = {repository / 'tools'}\n\talternateRefsCommand = {program}\n"
+            f"[diff]\n\texternal = {program}\n[include]\n\tpath = {included}\n"
+            f'[filter "x"]\n\tsmudge = {program}\n\tclean = {program}\n\tprocess = {program}\n'
+        )
+    (repository / ".gitattributes").write_text("* filter=x diff=x\n")
+
+
+def test_a_repository_that_configures_a_program_never_runs_it(tmp_path):
+    """Is a signature program, pager, fsmonitor, filter or include of the student's repository run by --at or
+    by the submission times? (git once ran the student's signature program as root through log.showSignature)"""
+    classroom = tmp_path / "classroom"
+    marker = tmp_path / "ran"
+    evil, honest = classroom / "hw-mallory", classroom / "hw-grace"
+    for repository in (evil, honest):
+        repository.mkdir(parents=True)
+        git(repository, "init", "-q")
+    signed_commit(evil, BEFORE, {RULES: reference("01_rules")})
+    hostile_config(evil, marker)
+    commit(honest, BEFORE, {RULES: reference("01_rules")})
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[due]\n01_rules = 2026-03-01T23:59:00+01:00\n")
+    for extra in ([], ["--at", DEADLINE]):
+        out = tmp_path / f"out{len(extra)}"
+        done = grade(classroom, out, "--policy", str(policy), *extra)
+        assert done.returncode == 0, done.stderr
+        assert not marker.exists(), f"the repository's program ran ({marker.read_text()!r}) with {extra}"
+        grades = read_grades(out)
+        assert grades["mallory"]["01_rules"] == grades["grace"]["01_rules"] == "10"
+        late = json.loads((out / "grace" / "results.json").read_text())["extra_data"]["late"]["stages"]["01_rules"]
+        assert late["late"] == 0 and late["source"] in ("git commit", "git commit graded (--at)")
+
+
+def test_a_git_file_pointing_at_a_classmate_is_not_graded_on_their_commit(tmp_path):
+    """Is a .git that is a file (gitdir: ../classmate/.git), a link, or a folder whose objects or refs live in
+    another folder (alternates, commondir) refused for that student alone, with the classmate graded as usual?"""
+    classroom = tmp_path / "classroom"
+    honest = classroom / "hw-ada"
+    honest.mkdir(parents=True)
+    git(honest, "init", "-q")
+    commit(honest, BEFORE, {RULES: reference("01_rules"), SQUARE: reference("05_winning_square")})
+    gitfile = classroom / "hw-eve"
+    gitfile.mkdir()
+    (gitfile / ".git").write_text("gitdir: ../hw-ada/.git\n")
+    linked = classroom / "hw-lin"
+    linked.mkdir()
+    (linked / ".git").symlink_to(honest / ".git")
+    borrowed = classroom / "hw-bo"
+    borrowed.mkdir()
+    git(borrowed, "init", "-q")
+    (borrowed / ".git" / "objects" / "info" / "alternates").write_text(str(honest / ".git" / "objects") + "\n")
+    git(borrowed, "update-ref", "HEAD", git(honest, "rev-parse", "HEAD"))
+    common = classroom / "hw-co"
+    common.mkdir()
+    git(common, "init", "-q")
+    (common / ".git" / "commondir").write_text(str(honest / ".git") + "\n")
+    out = tmp_path / "out"
+    done = grade(classroom, out, "--at", DEADLINE)
+    assert done.returncode == 0, done.stderr
+    grades = read_grades(out)
+    assert (grades["ada"]["01_rules"], grades["ada"]["05_winning_square"]) == ("10", "10")
+    for student, why in (
+        ("eve", ".git is a file"),
+        ("lin", ".git is a link"),
+        ("bo", "alternates"),
+        ("co", "commondir"),
+    ):
+        assert grades[student]["total"] == "0", student
+        output = json.loads((out / student / "results.json").read_text())["output"]
+        assert why in output, (student, output)
+
+
+def test_replace_refs_and_grafts_do_not_rewrite_the_history_graded(tmp_path):
+    """Does a refs/replace/ object or an info/grafts file make --at grade other content than the commit holds?"""
+    classroom = tmp_path / "classroom"
+    student = classroom / "hw-rex"
+    student.mkdir(parents=True)
+    git(student, "init", "-q")
+    commit(student, BEFORE, {RULES: starter("01_rules")})
+    real = git(student, "rev-parse", "HEAD")
+    (student / "other").mkdir()
+    git(student / "other", "init", "-q")
+    better = commit(student / "other", BEFORE, {RULES: reference("01_rules")})
+    git(student, "fetch", "-q", str(student / "other"), "HEAD")
+    git(student, "replace", real, better)
+    (student / ".git" / "info" / "grafts").write_text(f"{real} {better}\n")
+    out = tmp_path / "out"
+    assert grade(classroom, out, "--at", DEADLINE).returncode == 0
+    assert read_grades(out)["hw-rex"]["01_rules"] == "0"  # the starter it committed, not the replacement

@@ -8,6 +8,7 @@ from autograder.admin.policy import Policy, late_units, penalty_percent, penalty
 from autograder.admin.submitted import Submitted, submission_time
 from autograder.course.stages import STAGES
 from autograder.grading.record import Lateness, SubmissionResult
+from autograder.grading.submissions import read_student
 
 
 def stage_lateness(
@@ -33,13 +34,21 @@ def stage_lateness(
 
 
 def apply_policy(policy: Policy, student: str, path: Path, result: SubmissionResult) -> dict[str, Lateness]:
-    """Every stage's verdict for the student whose submission is at path (a folder or a .zip)."""
+    """Every stage's verdict for the student whose submission is at path (a folder or a .zip).
+
+    The time is that of the file the intake grades for the stage (read again here by the intake itself, so a
+    near-miss name is timed like an exact one); with --at, that of the commit graded, for every stage graded.
+    """
+    files = {} if result.commit is not None else read_student(student, path).files
     verdicts = {}
     for stage in STAGES:
         entry = result.stages[stage.id]
-        submitted = submission_time(path, stage)
-        if result.commit is not None and submitted is not None:  # --at: the commit graded, not the clone's last
-            submitted = Submitted(datetime.fromisoformat(result.commit.time), "git commit graded (--at)")
+        if result.commit is not None:
+            graded = entry.phase != "intake"
+            commit_time = datetime.fromisoformat(result.commit.time)
+            submitted = Submitted(commit_time, "git commit graded (--at)") if graded else None
+        else:
+            submitted = submission_time(path, stage, files.get(stage.id), policy.collected_by)
         verdicts[stage.id] = stage_lateness(policy, student, stage.id, entry.score, entry.max_score, submitted)
     return verdicts
 

@@ -26,7 +26,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from autograder.course.stages import STAGE_BY_ID
 
 UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
-TOP_KEYS = {"time_zone", "grace_minutes", "due", "late", "extensions"}
+TOP_KEYS = {"time_zone", "grace_minutes", "due", "late", "extensions", "collected_by"}
+# Collection tools whose timestamp file the grader believes: the tool writes it after copying what the student
+# handed in (nbgrader submit overwrites any timestamp.txt of the student's), so the student cannot choose it.
+COLLECTORS = ("nbgrader",)
 LATE_KEYS = {"per", "percent", "cap", "zero_after"}
 EXTENSION_KEYS = {"student", "stage", "days", "hours", "due"}
 CENT = Decimal("0.01")
@@ -68,6 +71,7 @@ class Policy:
     grace: timedelta = timedelta(0)
     late: LateRule = field(default_factory=LateRule)
     extensions: tuple[Extension, ...] = ()
+    collected_by: str | None = None  # one of COLLECTORS: timestamp.txt is its record; None: no timestamp file counts
 
     def extension(self, student: str, stage_id: str) -> Extension | None:
         """The student's extension for the stage: one for that stage, else one for every stage, else None."""
@@ -228,7 +232,13 @@ def _policy(path: str, data: dict) -> Policy:
             which = extension.stage or "every stage"
             raise PolicyError(f"two extensions for {extension.student!r} on {which}")
         seen.add(key)
-    return Policy(path, due, grace, rule, parsed)
+    collected_by = data.get("collected_by")
+    if collected_by is not None and collected_by not in COLLECTORS:
+        raise PolicyError(
+            f"collected_by = {collected_by!r} is not a collection tool whose timestamp files the grader knows "
+            f"({', '.join(map(repr, COLLECTORS))}); leave it out when students hand in their own folders"
+        )
+    return Policy(path, due, grace, rule, parsed, collected_by)
 
 
 def _extension(entry, number: int, zone: ZoneInfo | None) -> Extension:

@@ -1,65 +1,76 @@
 """When a stage was submitted: from a collection tool's timestamp file, a git repository, or the file times.
 
-In this order, the first that answers:
-1. a timestamp file written by the instructor's collection tool, `<student>/<stage>/timestamp.txt`, then
-   `<student>/timestamp.txt`: nbgrader's convention (its exchange writes the time of `nbgrader submit` with
-   the format "%Y-%m-%d %H:%M:%S.%f %Z", "2025-03-07 22:59:12.503241 UTC" by default; see
-   nbgrader/exchange/abc/exchange.py, `timestamp_format`). ISO 8601 with an offset is read too;
-2. when the student folder holds a .git folder, the committer date of the last commit touching the stage's
-   files (`git log -1 --format=%cI -- <files>`), read by the grader with the repository's hooks, fsmonitor,
-   signature checks and the machine's git configuration all turned off, so nothing of the student's runs;
-3. the latest modification time of the stage's files (of the .zip for a zipped submission).
+The time is read for exactly the file the intake graded for the stage (Submission.files: a near-miss name such
+as `1_rules/Rules.py` included), and for nothing else. In this order, the first that answers:
+1. when the course policy says the class was collected by nbgrader (`collected_by = "nbgrader"`), the timestamp
+   file its exchange writes, `<student>/<stage>/timestamp.txt`, then `<student>/timestamp.txt` (the format
+   "%Y-%m-%d %H:%M:%S.%f %Z", "2025-03-07 22:59:12.503241 UTC" by default; see nbgrader/exchange/abc/exchange.py,
+   `timestamp_format`; ISO 8601 with an offset is read too). nbgrader writes it after copying the student's
+   files, over any timestamp.txt of theirs. Without that setting a timestamp file is something the student
+   wrote, and is never read;
+2. when the student folder holds a .git folder of its own, the committer date of the last commit touching the
+   graded file, read on a snapshot of the repository's data (intake/git_snapshot.py), so nothing the
+   repository configures runs;
+3. the graded file's modification time (of the .zip for a zipped submission).
 
 Each is only as trustworthy as what wrote it: a timestamp file the collection tool wrote is; a commit date
-is what the student's machine said; file times are what the copy kept. Which one was used is part of the
-result, and the report shows it.
+is whatever the student's machine (or the student) said; file times are what the copy kept. Which one was used
+is part of the result, and the report shows it. A stage that was graded but has no time at all gets the source
+NO_TIME, which the feedback, the report and the terminal show, rather than passing as on time.
 """
 
 import os
 import stat
-import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from autograder.course.stages import STAGE_BY_ID, Stage
-from autograder.grading.intake.folders import FolderTree
-from autograder.grading.intake.layout import candidates, locate
+from autograder.grading.intake.git_snapshot import GitError, git_dir_problem, git_output, snapshot
 
 TIMESTAMP_FILE = "timestamp.txt"
 MAX_TIMESTAMP_BYTES = 200
-GIT_SECONDS = 20
-SOURCES = ("timestamp file", "git commit", "file times")
+NO_TIME = "no time found"
+SOURCES = ("timestamp file", "git commit", "file times", NO_TIME)
 
 
 @dataclass(frozen=True)
 class Submitted:
-    when: datetime  # aware
+    when: datetime | None  # aware; None only with the source NO_TIME
     source: str  # one of SOURCES
 
 
-def submission_time(student_dir: Path, stage: Stage | str) -> Submitted | None:
-    """When the stage was submitted, and from which source; None when nothing of the stage is there."""
+def submission_time(
+    student_dir: Path, stage: Stage | str, graded: str | None, collected_by: str | None = None
+) -> Submitted | None:
+    """When the stage's graded file (graded: its path inside the submission) was submitted, and from which source.
+
+    None when nothing was graded for the stage (not submitted); Submitted with source NO_TIME when something was
+    graded but no time can be read for it.
+    """
     stage = STAGE_BY_ID[stage] if isinstance(stage, str) else stage
+    if graded is None:
+        return None
     if student_dir.is_file():  # a zip: its members' times are naive and the student's; the zip's own is the copy's
         when = _mtime(student_dir)
-        return Submitted(when, "file times") if when else None
-    root = _stage_root(student_dir)
-    files = [name for name in candidates(stage) if _mtime(root / name) is not None]
-    if not files:
-        return None
-    for folder in dict.fromkeys((root / stage.id, root, student_dir)):
-        when = timestamp_file_time(folder / TIMESTAMP_FILE)
-        if when is not None:
-            return Submitted(when, "timestamp file")
-    if _is_real_dir(student_dir / ".git"):
-        prefix = root.relative_to(student_dir).as_posix()
-        paths = [f"{prefix}/{name}" if prefix != "." else name for name in files]
-        when = git_commit_time(student_dir, paths) if paths else None
+        return Submitted(when, "file times") if when else _no_time()
+    if collected_by is not None:
+        folders = [student_dir / stage.id, student_dir]
+        for folder in folders:
+            when = timestamp_file_time(folder / TIMESTAMP_FILE)
+            if when is not None:
+                return Submitted(when, "timestamp file")
+    if git_dir_problem(student_dir) is None:
+        when = git_commit_time(student_dir, [graded])
         if when is not None:
             return Submitted(when, "git commit")
-    return Submitted(max(_mtime(root / name) for name in files), "file times")
+    when = _mtime(student_dir / graded)
+    return Submitted(when, "file times") if when is not None else _no_time()
+
+
+def _no_time() -> Submitted:
+    return Submitted(None, NO_TIME)
 
 
 def parse_timestamp(text: str) -> datetime | None:
@@ -97,79 +108,24 @@ def timestamp_file_time(path: Path) -> datetime | None:
 
 
 def git_commit_time(repo: Path, paths: list[str] | tuple[str, ...] = ()) -> datetime | None:
-    """The committer date of the last commit (touching paths, when given) of the repository at repo, read-only.
+    """The committer date of the last commit (touching paths, when given) of the repository at repo.
 
-    None when it is not a repository git can read, has no such commit, or git is not installed. Nothing of the
-    repository's own runs: no hooks, no fsmonitor, no signature program, no pager, no system or global config.
+    None when it is not a repository the grader reads (see git_snapshot), has no such commit, or git is not
+    installed. Git runs on a snapshot of the repository's data, never on the repository itself.
     """
-    git_dir = repo / ".git"
-    if not _is_real_dir(git_dir):
-        return None
-    command = [
-        "git",
-        f"--git-dir={git_dir}",
-        f"--work-tree={repo}",
-        "--no-optional-locks",
-        "--no-pager",
-        "-c",
-        "core.hooksPath=/dev/null",
-        "-c",
-        f"safe.directory={repo}",
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "log.showSignature=false",
-        "-c",
-        "gpg.program=/bin/false",
-        "log",
-        "-1",
-        "--no-show-signature",
-        "--format=%cI",
-        "--",
-        *(f":(literal){path}" for path in paths),
-    ]
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0",
-        "HOME": "/nonexistent",
-        "LC_ALL": "C",
-    }
     try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=GIT_SECONDS, env=env, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        with snapshot(repo) as git_dir:
+            output = git_output(
+                git_dir, "log", "-1", "--format=%cI", "HEAD", "--", *(f":(literal){path}" for path in paths)
+            )
+    except (GitError, OSError):
         return None
-    line = done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() else ""
+    line = output.decode(errors="replace").strip().split("\n")[0]
     try:
         when = datetime.fromisoformat(line) if line else None
     except ValueError:
         return None
     return when if when is not None and when.tzinfo is not None else None
-
-
-def _stage_root(student_dir: Path) -> Path:
-    """The folder holding the stage files, through wrapper folders, as intake finds it."""
-    try:
-        tree = FolderTree(student_dir, student_dir.name)
-    except Exception:
-        return student_dir
-    try:
-        return student_dir.joinpath(*locate(tree))
-    except Exception:
-        return student_dir
-    finally:
-        tree.close()
-
-
-def _is_real_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 def _mtime(path: Path) -> datetime | None:
@@ -183,4 +139,12 @@ def _mtime(path: Path) -> datetime | None:
     return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=info.st_mtime_ns // 1000)
 
 
-__all__ = ["SOURCES", "Submitted", "git_commit_time", "parse_timestamp", "submission_time", "timestamp_file_time"]
+__all__ = [
+    "NO_TIME",
+    "SOURCES",
+    "Submitted",
+    "git_commit_time",
+    "parse_timestamp",
+    "submission_time",
+    "timestamp_file_time",
+]

@@ -30,6 +30,7 @@ from pathlib import Path
 from autograder.admin.course import Course, load_course
 from autograder.admin.policy import PolicyError
 from autograder.admin.roster import RosterError
+from autograder.admin.submitted import NO_TIME
 from autograder.course.stages import ROOT, STAGES
 from autograder.grading import sandbox, shards
 from autograder.grading.intake import repositories
@@ -613,8 +614,11 @@ def _grade_class(args, stop: threading.Event) -> int:
     book.close()
 
     results = batch.results
+    untimed = untimed_notes(results)
+    for line in untimed:
+        console.say(line)
     gradesheet.write_grades(args.out / "grades.csv", results)
-    report = write_report(args.out, results, [*notes, *regrade_lines])
+    report = write_report(args.out, results, [*notes, *regrade_lines, *untimed])
     console.summary(results)
     failed = {name: result.ungraded for name, result in results.items() if result.ungraded}
     console.say(
@@ -623,6 +627,19 @@ def _grade_class(args, stop: threading.Event) -> int:
     for name, reason in sorted(failed.items()):  # said even with --quiet, like the exit status
         print(f"autograde grade: {clean_line(name)} could not be graded: {reason}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def untimed_notes(results: dict[str, SubmissionResult]) -> list[str]:
+    """One line per student with a graded stage whose submission time could not be read: counted on time, flagged."""
+    lines = []
+    for name, result in results.items():
+        stages = [stage for stage, entry in (result.lateness or {}).items() if entry.source == NO_TIME]
+        if stages:
+            lines.append(
+                f"{clean_line(name)}: no submission time could be read for {', '.join(stages)}; "
+                "counted on time: check when it was handed in"
+            )
+    return lines
 
 
 def _wind_down(pool: ThreadPoolExecutor, futures: dict, stored: int, students: int) -> int:

@@ -62,6 +62,9 @@ class Submission:
     notes: list[str] = field(default_factory=list)  # about the submission as a whole
     files_hash: str = ""
     renamed: dict[str, tuple[str, str]] = field(default_factory=dict)  # stage id -> (name found, name it should have)
+    # stage id -> the path inside the submission (wrapper folders included) of the file graded: its submission time
+    # is read for exactly that file (admin/submitted.py)
+    files: dict[str, str] = field(default_factory=dict)
 
 
 class ClassError(Exception):
@@ -266,6 +269,7 @@ def _read_stage(submission: Submission, tree: Tree, root: tuple[str, ...], stage
             continue
         try:
             raw = tree.read(parts, candidate)
+            submission.files[stage.id] = "/".join(parts)
             digest.update(f"{stage.id}\0{candidate}\0".encode() + raw + b"\0")
             submission.sources[stage.id] = _source(candidate, raw)
         except Overflow:
@@ -303,6 +307,7 @@ def _read_near_miss(submission: Submission, tree: Tree, root: tuple, stage: Stag
     """A stage file found under a near-miss name: graded as the name it should have, with a note saying so."""
     try:
         raw = tree.read(root + tuple(shown.split("/")), shown)
+        submission.files[stage.id] = "/".join(root + tuple(shown.split("/")))
         digest.update(f"{stage.id}\0{shown}\0".encode() + raw + b"\0")
         source = _source(shown, raw)
     except Overflow:

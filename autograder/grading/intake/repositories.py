@@ -6,19 +6,21 @@ Without --at the working tree is read like any submission folder (the intake ope
 .git and everything else is never read). With --at the repository is read as it was at that time, at its last
 commit at or before it (by the committer's date), without touching its working tree: the stage files of that
 commit are copied out of git's object store (`git ls-tree`, `git cat-file`) into a temporary folder, which the
-usual folder reader then reads with all its caps. Git runs with hooks, system and global configuration off.
+usual folder reader then reads with all its caps. Git never reads the student's repository itself: it runs on a
+snapshot of its history data in a folder of the grader's own (git_snapshot.py), so nothing the repository
+configures runs, and a .git that points elsewhere is refused for that student.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder.course.stages import STAGES
+from autograder.grading.intake.git_snapshot import GitError, git_output, has_git, snapshot
 from autograder.grading.intake.layout import FLAT_NAMES, MAX_WRAPPERS, STAGE_FOLDERS
 from autograder.grading.intake.text import note
 from autograder.grading.intake.tree import MAX_FILE_BYTES, MAX_TOTAL_BYTES
@@ -27,32 +29,17 @@ from autograder.grading.submissions import ClassError, Submission, read_student
 
 __all__ = ["Commit", "class_of", "parse_at", "read_at"]
 
-GIT_TIMEOUT = 60  # seconds for one git command on one repository
 MAX_LISTING_BYTES = 16 << 20  # of `git ls-tree -r` output: some 200,000 paths
 MAX_COPIED = 200  # stage-named entries copied out of one commit; a real one has 7 to 14
 # The stage files sit at most this deep: wrappers, then a stage folder, then the module.
 MAX_DEPTH = MAX_WRAPPERS + 2
-# Git reads no configuration but the repository's own, and runs no hook; the repository need not be ours.
-GIT = ("git", "-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*", "-c", "core.fsmonitor=false")
-GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_OPTIONAL_LOCKS": "0",
-    "LC_ALL": "C",
-}
-
-
-class GitError(Exception):
-    """A git command failed on one repository; the message says why, for the student's result."""
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # The class
 
 
 def is_repository(path: Path) -> bool:
-    return not path.is_symlink() and path.is_dir() and os.path.lexists(path / ".git")
+    """A folder holding a .git of any kind: whether git may read it is decided per student (snapshot)."""
+    return not path.is_symlink() and path.is_dir() and has_git(path)
 
 
 def is_repository_class(students: list[tuple[str, Path]]) -> bool:
@@ -107,37 +94,11 @@ def parse_at(text: str) -> tuple[datetime | None, str | None]:
     return moment, None
 
 
-def _git(repository: Path, *arguments: str, limit: int = 1 << 20, stdin: bytes | None = None) -> bytes:
-    """git's output, at most limit bytes (more is an error); never a prompt, a hook or a user's configuration."""
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    with tempfile.TemporaryFile() as output:
-        try:
-            done = subprocess.run(
-                [*GIT, "-C", str(repository), *arguments],
-                input=stdin,
-                stdout=output,
-                stderr=subprocess.PIPE,
-                env={**environment, **GIT_ENV},
-                timeout=GIT_TIMEOUT,
-            )
-        except subprocess.TimeoutExpired:
-            raise GitError(f"git {arguments[0]} took over {GIT_TIMEOUT} s") from None
-        except OSError as error:
-            raise GitError(f"git could not be run: {error.strerror or error}") from None
-        if done.returncode != 0:
-            last = (done.stderr.decode(errors="replace").strip().splitlines() or ["failed"])[-1]
-            raise GitError(f"git {arguments[0]}: {last[:300]}")
-        if output.tell() > limit:
-            raise GitError(f"git {arguments[0]} wrote over {limit:,} bytes")
-        output.seek(0)
-        return output.read()
-
-
-def commit_at(repository: Path, moment: datetime) -> Commit | None:
-    """The last commit of HEAD's history whose committer date is at or before moment, or None."""
+def commit_at(git_dir: Path, moment: datetime) -> Commit | None:
+    """The last commit of HEAD's history whose committer date is at or before moment, or None (git_dir: a snapshot)."""
     stamp = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
     try:
-        line = _git(repository, "log", "-1", f"--before={stamp}", "--format=%H %cI", "HEAD", "--")
+        line = git_output(git_dir, "log", "-1", f"--before={stamp}", "--format=%H %cI", "HEAD", "--")
     except GitError as error:
         if "does not have any commits" in str(error) or "unknown revision" in str(error):
             return None  # an empty repository
@@ -148,14 +109,14 @@ def commit_at(repository: Path, moment: datetime) -> Commit | None:
     return Commit(commit, time)
 
 
-def copy_stage_files(repository: Path, commit: str, folder: Path) -> None:
+def copy_stage_files(git_dir: Path, commit: str, folder: Path) -> None:
     """Copy the stage-named entries of commit into folder, laid out as in the commit.
 
     Only names the intake looks for (stage modules, notebooks and stage folders, at most MAX_DEPTH deep) are
     copied. A file over MAX_FILE_BYTES, or past MAX_TOTAL_BYTES in all, is written sparse at its size without
     reading it, so the folder reader refuses it with its usual sentence; a link becomes a link to nowhere.
     """
-    listing = _git(repository, "ls-tree", "-r", "-t", "-z", "--long", commit, limit=MAX_LISTING_BYTES)
+    listing = git_output(git_dir, "ls-tree", "-r", "-t", "-z", "--long", commit, limit=MAX_LISTING_BYTES)
     copied = written = 0
     for record in listing.split(b"\0"):
         if not record:
@@ -183,7 +144,7 @@ def copy_stage_files(repository: Path, commit: str, folder: Path) -> None:
                 if length > MAX_FILE_BYTES or written + length > MAX_TOTAL_BYTES:
                     handle.truncate(length)  # refused by its size; never read out of git
                 else:
-                    handle.write(_git(repository, "cat-file", "blob", blob.decode(), limit=MAX_FILE_BYTES))
+                    handle.write(git_output(git_dir, "cat-file", "blob", blob.decode(), limit=MAX_FILE_BYTES))
                     written += length
 
 
@@ -194,14 +155,15 @@ def read_at(name: str, path: Path, moment: datetime) -> tuple[Submission, Commit
     reason every stage gets zero.
     """
     try:
-        commit = commit_at(path, moment)
-        if commit is None:
-            return _unreadable(name, f"no commit before {moment.isoformat()}"), None
-        with tempfile.TemporaryDirectory(prefix="autograde-at-") as scratch:
-            folder = Path(scratch) / path.name
-            folder.mkdir()
-            copy_stage_files(path, commit.hash, folder)
-            return read_student(name, folder), commit
+        with snapshot(path) as git_dir:
+            commit = commit_at(git_dir, moment)
+            if commit is None:
+                return _unreadable(name, f"no commit before {moment.isoformat()}"), None
+            with tempfile.TemporaryDirectory(prefix="autograde-at-") as scratch:
+                folder = Path(scratch) / path.name
+                folder.mkdir()
+                copy_stage_files(git_dir, commit.hash, folder)
+                return read_student(name, folder), commit
     except (GitError, OSError, ValueError) as error:
         return _unreadable(name, f"{path.name} could not be read as a git repository: {error}"), None
 

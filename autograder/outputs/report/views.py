@@ -305,7 +305,7 @@ def _final(result: SubmissionResult) -> Score | None:
 def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
     rows = []
     for stage_id, entry in (result.lateness or {}).items():
-        submitted = f"{entry.submitted} ({entry.source})" if entry.submitted else "–"
+        submitted = f"{entry.submitted} ({entry.source})" if entry.submitted else (entry.source or "–")
         penalty = f"-{points(entry.penalty)} ({points(entry.penalty_percent)} %)" if entry.penalty_percent else ""
         max_score = result.stages[stage_id].max_score if stage_id in result.stages else 0
         rows.append(

@@ -12,7 +12,7 @@ import time
 
 from autograder.grading.sandbox.bubblewrap import BWRAP_PROCESSES, SANDBOX_DIR, bwrap_args
 from autograder.grading.sandbox.cgroups import Group, cgroup_tree
-from autograder.grading.sandbox.fallback import private_tmp, remove_leftovers, unshare_args
+from autograder.grading.sandbox.fallback import mount_plan, remove_leftovers, unshare_args
 from autograder.grading.sandbox.folders import RUNS_DIR, check_name, prepare, runs_dir
 from autograder.grading.sandbox.host import child_python, is_root, tool
 from autograder.grading.sandbox.isolation import Isolation, detect_with
@@ -151,7 +151,7 @@ def _run(
     bubblewrap = isolation.level == "bubblewrap"
     token = os.urandom(8).hex()
     argv: list[str] = []
-    private = private_tmp()[0] if isolation.level == "rlimits" else None
+    private = mount_plan((python, prefix, base)) if isolation.level == "rlimits" else None
     if private:
         argv += unshare_args(tool("unshare") or "unshare")
     if group is not None or private:

@@ -114,7 +114,12 @@ def _masks(needed: tuple[str, ...]) -> list[str]:
     chosen: list[str] = []
     for path in sorted({*tops, *_hidden}, key=lambda p: (len(p), p)):
         inside = lambda a, b: a == b or a.startswith(b.rstrip("/") + "/")  # noqa: E731
-        if path == "/" or any(inside(path, done) for done in chosen) or any(inside(n, path) for n in needed):
+        private = ("/tmp", *shared_places())  # replaced by the run's own tmpfs already: the path is not there
+        if (
+            path == "/"
+            or any(inside(path, done) for done in [*chosen, *private])
+            or any(inside(n, path) for n in needed)
+        ):
             continue
         if os.path.isdir(path) or os.path.isfile(path):
             chosen.append(path)

@@ -2,8 +2,10 @@
 
 import argparse
 import os
+import platform
 import socket
 import subprocess
+import threading
 from pathlib import Path
 
 from autograder.grading import sandbox
@@ -74,6 +76,47 @@ os.write(3, " ".join(results).encode())
     ]
 
 
+def _keyring_check(isolation: sandbox.Isolation) -> tuple[str, bool, str]:
+    """A key in the grader's session keyring (as after `su -l`): can a real child read it, or leave one behind?"""
+    from autograder.grading.sandbox import keyrings
+
+    check = "a child cannot read the grader's session keyring, nor leave a key in it"
+    box: dict = {}
+
+    def attempt():  # in a thread of its own: keyrings belong to a thread, and the doctor's keeps its own
+        try:
+            if not keyrings.join_fresh_session():
+                box["said"] = (True, "keyrings are not available here (kernel or seccomp): nothing to read")
+                return
+            key = keyrings.add_key("user", "autograde-doctor", b"doctor-secret", keyrings.KEY_SPEC_SESSION_KEYRING)
+        except OSError as error:
+            box["said"] = (True, f"keyrings are not available here ({error.strerror})")
+            return
+        machine = keyrings._SYSCALLS[platform.machine()]
+        code = f"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+buffer = ctypes.create_string_buffer(64)
+read = libc.syscall(ctypes.c_long({machine[1]}), ctypes.c_long(11), ctypes.c_long({key}), buffer, ctypes.c_long(64))
+left = libc.syscall(ctypes.c_long({machine[0]}), b"user", b"left", b"x", ctypes.c_size_t(1), ctypes.c_long(-3))
+os.write(3, b"read" if read >= 0 else b"denied")
+"""
+        outcome = sandbox.run({"keys.py": code.encode()}, "keys.py", b"", sandbox.Limits(wall_seconds=30), isolation)
+        linked = keyrings.keyctl(keyrings.KEYCTL_READ, keyrings.KEY_SPEC_SESSION_KEYRING, 0, 0) // 4
+        box["said"] = (
+            outcome.reply == b"denied" and linked == 1,
+            f"the child's read was {outcome.reply.decode(errors='replace') or outcome.status}; "
+            f"{linked} key(s) in the grader's session keyring after the run (1 is the doctor's own)",
+        )
+
+    thread = threading.Thread(target=attempt)
+    thread.start()
+    thread.join()
+    passed, happened = box.get("said", (False, "the check failed to run"))
+    return check, passed, happened
+
+
 # Four busy processes, each in a session of its own; without cgroups the fork must fail and the child spins alone.
 FORKING_HOG = b"""
 import os
@@ -140,7 +183,7 @@ def main(argv: list[str]) -> int:
     failed_essential = False
     warnings = 0
     print("live checks:")
-    for check, passed, happened in [*_live_checks(isolation), _whole_run_check(isolation)]:
+    for check, passed, happened in [*_live_checks(isolation), _keyring_check(isolation), _whole_run_check(isolation)]:
         essential = check == "a child runs and replies" or "CPU limit" in check
         mark = "ok  " if passed else ("FAIL" if essential else "WARN")
         print(f"  {mark} {check}: {happened}")

@@ -32,7 +32,7 @@ from autograder.admin.policy import PolicyError
 from autograder.admin.roster import RosterError
 from autograder.admin.submitted import NO_TIME
 from autograder.course.stages import ROOT, STAGES
-from autograder.grading import sandbox, shards
+from autograder.grading import exposure, sandbox, shards
 from autograder.grading.intake import repositories
 from autograder.grading.judge import DEFAULT_SECONDS, Cancelled, grade_stage
 from autograder.grading.judging import fail_all
@@ -490,6 +490,10 @@ def _grade_class(args, stop: threading.Event) -> int:
     if stop.is_set():
         return _interrupted(0, len(students))
     problem = usable_output(args.out)
+    if problem:
+        return _fail(problem)
+    # At the rlimits level: hide the course, the class and OUT from runs, and refuse if a run could still read them.
+    problem = exposure.problem(isolation, args.submissions, args.out, gradebook_path.parent)
     if problem:
         return _fail(problem)
     try:

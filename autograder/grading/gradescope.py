@@ -77,7 +77,7 @@ def run(root: Path) -> int:
     The submission is graded behind the same fault barrier as in `autograde grade`: a failure of the grader on
     it gives "could not be graded: <reason>" with zeros, never a traceback instead of a results.json.
     """
-    from autograder.grading import sandbox
+    from autograder.grading import exposure, sandbox
     from autograder.grading.grade import grade_student
     from autograder.outputs import clean_tree, write_atomically
     from autograder.outputs.results import failure_json, json_text, to_json
@@ -89,6 +89,9 @@ def run(root: Path) -> int:
     try:
         isolation = sandbox.detect()
         print(f"isolation: {isolation.level}: {isolation.detail}", flush=True)
+        problem = exposure.problem(isolation, root / "results")
+        if problem:  # said in results.json's output, which the staff see first when they test the assignment
+            raise RuntimeError(problem)
         result = grade_student(student_name(root), root / "submission", isolation)
         if result.ungraded:
             print(f"could not be graded: {result.ungraded}", flush=True)

@@ -59,6 +59,11 @@ fi
 # Editable: the grader finds solutions/ and the visible tests next to its own package, in $SOURCE.
 "$VENV/bin/python" -m pip install --quiet -e "$SOURCE"
 
+# Where the container gives no mount namespace, the sandbox's runs see files as an unprivileged uid: nothing of the
+# grader (reference solutions, hidden checks) may be readable to one. The grader checks this before grading.
+chmod -R go-rwx "$SOURCE" "$VENV"
+chmod 0711 "$ROOT"
+
 # Fail the image build now rather than at the first submission.
 "$VENV/bin/python" -c "import autograder.grading.grade, autograder.grading.gradescope"
 echo "setup.sh: grader installed in $VENV with $("$VENV/bin/python" --version)"

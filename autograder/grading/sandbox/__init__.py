@@ -35,7 +35,7 @@ fallback (the rlimits level's namespaces and leftovers), bubblewrap, isolation (
 
 from autograder.grading.sandbox.bubblewrap import bwrap_version
 from autograder.grading.sandbox.cgroups import cgroups_in_use
-from autograder.grading.sandbox.fallback import shared_places
+from autograder.grading.sandbox.fallback import hide, shared_places
 from autograder.grading.sandbox.host import child_python, is_root
 from autograder.grading.sandbox.isolation import Isolation
 from autograder.grading.sandbox.limits import TMPFS_BYTES, Limits, wall_backstop
@@ -55,6 +55,7 @@ __all__ = [
     "cgroups_in_use",
     "child_python",
     "detect",
+    "hide",
     "is_root",
     "run",
     "shared_places",

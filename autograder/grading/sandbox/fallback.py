@@ -85,6 +85,85 @@ def private_tmp() -> tuple[str | None, str]:
         return _private
 
 
+# What a run may see at this level, in its private mount namespace: the runtime folders at the top of the tree (and
+# the run folders under /run); every other top-level folder (/home, /root, /srv, /work, /opt, /var, /autograder,
+# ...) and every path the grader asks to hide (hide(): the course, the class, OUT) gets an empty read-only tmpfs over
+# it. Kept folders can still hold a hidden path: an installed grader under /usr is hidden by its own path.
+_KEEP_TOP = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys", "run", "tmp"}
+_hidden: set[str] = set()
+_plans: dict[str, tuple[str | None, str]] = {}  # fstab text -> (its file, or None when mounting it failed; why)
+
+
+def hide(paths) -> None:
+    """Paths no run at this level may read (the course, the class, OUT): masked in every later run's namespace."""
+    with cache_lock:
+        _hidden.update(os.path.realpath(path) for path in paths)
+
+
+def _fstab_path(path: str) -> str:
+    return "".join(f"\\{ord(c):03o}" if c in " \t\n\\" else c for c in path)
+
+
+def _masks(needed: tuple[str, ...]) -> list[str]:
+    """Folders and files to cover, outermost first, none holding a path the run needs (its interpreter, runs)."""
+    tops = []
+    try:
+        tops = [e.path for e in os.scandir("/") if e.is_dir(follow_symlinks=False) and e.name not in _KEEP_TOP]
+    except OSError:
+        pass
+    chosen: list[str] = []
+    for path in sorted({*tops, *_hidden}, key=lambda p: (len(p), p)):
+        inside = lambda a, b: a == b or a.startswith(b.rstrip("/") + "/")  # noqa: E731
+        private = ("/tmp", *shared_places())  # replaced by the run's own tmpfs already: the path is not there
+        if (
+            path == "/"
+            or any(inside(path, done) for done in [*chosen, *private])
+            or any(inside(n, path) for n in needed)
+        ):
+            continue
+        if os.path.isdir(path) or os.path.isfile(path):
+            chosen.append(path)
+    return chosen
+
+
+def _per_mount_proc() -> bool:
+    """Linux 5.8 or later: proc options belong to each mount (before, hidepid would change the grader's /proc too)."""
+    try:
+        major, minor = (int(part) for part in os.uname().release.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (5, 8)
+
+
+def mount_plan(needed: tuple[str, ...]) -> str | None:
+    """The fstab a run's wrapper mounts: the private /tmp, then the masks; tried once per content. None: no private
+    namespace here. If the masks cannot be mounted, the private /tmp alone (the preflight then sees what shows)."""
+    base, _ = private_tmp()
+    if base is None:
+        return None
+    with open(base) as handle:
+        text = handle.read()
+    if _per_mount_proc():  # a /proc of its own that shows only the run's uid's processes (no one's command line)
+        text += "autograde-proc /proc proc hidepid=invisible,nosuid,nodev,noexec 0 0\n"
+    for path in _masks(needed):
+        if os.path.isdir(path):
+            text += f"autograde-hidden {_fstab_path(path)} tmpfs ro,size=4k,nr_inodes=4,mode=000 0 0\n"
+        else:
+            text += f"/dev/null {_fstab_path(path)} none bind,ro 0 0\n"
+    with cache_lock:
+        if text in _plans:
+            return _plans[text][0] or base
+        path = os.path.join(UidPool.folder(), f"fstab-{hashlib.sha256(text.encode()).hexdigest()[:12]}")
+        if not os.path.exists(path):
+            with tempfile.NamedTemporaryFile("w", dir=UidPool.folder(), delete=False) as handle:
+                handle.write(text)
+            os.replace(handle.name, path)
+        mount = [tool("mount") or "mount", "-a", "-T", path]
+        probe = subprocess.run([*unshare_args(tool("unshare") or "unshare"), *mount], capture_output=True, timeout=30)
+        _plans[text] = (path, "") if probe.returncode == 0 else (None, probe.stderr.decode(errors="replace")[-200:])
+        return _plans[text][0] or base
+
+
 def unshare_args(unshare: str) -> list[str]:
     return [unshare, "--mount", "--ipc", "--net", "--uts", "--propagation", "private"]
 

@@ -12,10 +12,11 @@ import time
 
 from autograder.grading.sandbox.bubblewrap import BWRAP_PROCESSES, SANDBOX_DIR, bwrap_args
 from autograder.grading.sandbox.cgroups import Group, cgroup_tree
-from autograder.grading.sandbox.fallback import private_tmp, remove_leftovers, unshare_args
+from autograder.grading.sandbox.fallback import mount_plan, remove_leftovers, unshare_args
 from autograder.grading.sandbox.folders import RUNS_DIR, check_name, prepare, runs_dir
 from autograder.grading.sandbox.host import child_python, is_root, tool
 from autograder.grading.sandbox.isolation import Isolation, detect_with
+from autograder.grading.sandbox.keyrings import clear_uid, spawn
 from autograder.grading.sandbox.limits import Limits
 from autograder.grading.sandbox.run_result import RunResult
 from autograder.grading.sandbox.stopping import Stopped, active_runs, active_runs_lock, stop_requested
@@ -97,6 +98,11 @@ def run(
             raise RuntimeError("the rlimits level needs root (it runs the child as another uid)")
         if is_root():
             uid, lock_fd = pool.acquire()
+            while not clear_uid(uid, child_python()[0]):  # keys left by a grader that crashed, or locked by a run
+                pool.retire(uid)
+                pool.release(lock_fd)
+                uid = None
+                uid, lock_fd = pool.acquire()
         folder = runs_dir()
         if folder == RUNS_DIR:
             os.makedirs(RUNS_DIR, mode=0o711, exist_ok=True)
@@ -118,7 +124,11 @@ def run(
         if base is not None:
             shutil.rmtree(base, ignore_errors=True)
         if uid is not None:
-            pool.release(lock_fd)
+            try:
+                if not clear_uid(uid, child_python()[0]):  # its keyrings: later runs get this uid too
+                    pool.retire(uid)
+            finally:
+                pool.release(lock_fd)
         with active_runs_lock:
             active_runs[0] -= 1
 
@@ -141,7 +151,7 @@ def _run(
     bubblewrap = isolation.level == "bubblewrap"
     token = os.urandom(8).hex()
     argv: list[str] = []
-    private = private_tmp()[0] if isolation.level == "rlimits" else None
+    private = mount_plan((python, prefix, base)) if isolation.level == "rlimits" else None
     if private:
         argv += unshare_args(tool("unshare") or "unshare")
     if group is not None or private:
@@ -191,8 +201,9 @@ def _run(
     ] + [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited_fds({in_fd, out_w, reply_w, out_r, reply_r})]
     try:
         try:
-            # posix_spawn is safe with several grading threads (no Python code runs between fork and exec).
-            pid = os.posix_spawn(
+            # posix_spawn is safe with several grading threads (no Python code runs between fork and exec); spawn()
+            # calls it from the one thread whose session keyring is fresh for each child (see keyrings).
+            pid = spawn(
                 argv[0],
                 argv,
                 env,

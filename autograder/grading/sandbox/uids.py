@@ -24,6 +24,7 @@ class UidPool:
         self._lock = threading.Lock()
         self._next = 0
         self._swept: set[int] = set()
+        self._retired: set[int] = set()  # uids a run left owning kernel keys we could not remove (see keyrings)
 
     @staticmethod
     def folder() -> str:
@@ -40,6 +41,8 @@ class UidPool:
                 start = self._next
                 for i in range(UID_COUNT):
                     uid = UID_BASE + (start + i) % UID_COUNT
+                    if uid in self._retired:
+                        continue
                     fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
                     try:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -53,6 +56,8 @@ class UidPool:
                     break
                 else:
                     uid = -1
+                    if len(self._retired) == UID_COUNT:
+                        raise RuntimeError("every run uid was retired: runs left kernel keys that could not be removed")
             if uid >= 0:
                 if first_use and processes_of(uid):
                     kill_uid(uid)  # leftovers of a grader that crashed would count against RLIMIT_NPROC
@@ -61,6 +66,11 @@ class UidPool:
             if stop_requested.is_set():
                 raise Stopped()
             time.sleep(0.01)
+
+    def retire(self, uid: int) -> None:
+        """Never hand uid to a run again (in this grader): something a run left under it cannot be removed."""
+        with self._lock:
+            self._retired.add(uid)
 
     @staticmethod
     def release(fd: int) -> None:

@@ -137,10 +137,14 @@ def _rlimits_text() -> str:
             f"pass {TMPFS_BYTES >> 20} MiB (a burst between two looks gets through), and removed after the run with "
             f"its SysV IPC objects"
         )
-    return (
-        text + "; its processes are all killed after the run. Not hidden: every file that any user may read (the "
-        "course folder and other students' submissions when world-readable)"
+    hidden = (
+        "; the course, the reference solutions, the hidden checks, the class and OUT are covered by empty mounts, "
+        "and a child of this level tries to open them before anything is graded (the grader refuses if one opens)"
+        if fstab
+        else "; nothing is hidden by mounts: a child of this level tries to open the course, the reference solutions, "
+        "the hidden checks, the class and OUT before anything is graded, and the grader refuses if one opens"
     )
+    return text + hidden + "; its processes are all killed after the run"
 
 
 def _why(outcome: RunResult) -> str:

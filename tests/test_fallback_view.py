@@ -94,3 +94,26 @@ def test_a_path_the_grader_hides_under_a_kept_folder_is_masked(visible_folder):
     sandbox.hide([secret])
     after = sandbox.run({"c.py": code.encode()}, "c.py", b"", sandbox.Limits(), RLIMITS)
     assert after.reply == b"hidden", after
+
+
+def test_gradescope_metadata_and_the_courses_notebooks_are_secrets_of_the_fallback(visible_folder):
+    """Gradescope's submission_metadata.json lists earlier results with their hidden tests, and nbgrader's source
+    notebooks and the git history hold every solution: are they hidden from a run (here the metadata lies in a
+    folder runs keep), and on the preflight's list?"""
+    if fallback.private_tmp()[0] is None:
+        pytest.skip(f"no private namespaces here: {fallback.private_tmp()[1]}")
+    metadata = visible_folder / "submission_metadata.json"
+    metadata.write_text('{"previous_submissions": [{"results": {"tests": [{"name": "hidden board"}]}}]}')
+    metadata.chmod(0o644)
+    code = f"import os\ntry:\n    os.write(3, open({str(metadata)!r}).read().encode() or b'hidden')\n"
+    code += "except OSError:\n    os.write(3, b'hidden')\n"
+    before = sandbox.run({"c.py": code.encode()}, "c.py", b"", sandbox.Limits(), RLIMITS)
+    assert b"hidden board" in before.reply  # the attack works on a folder nobody asked to hide
+    assert exposure.problem(RLIMITS, visible_folder / "results", metadata) is None  # as gradescope.run calls it
+    after = sandbox.run({"c.py": code.encode()}, "c.py", b"", sandbox.Limits(), RLIMITS)
+    assert after.reply == b"hidden", after
+    folders, tried = exposure.secrets(metadata)
+    assert {ROOT, ROOT / "nbgrader", ROOT / ".git", metadata} <= set(folders)
+    assert metadata in tried and any(path.suffix == ".ipynb" for path in tried)
+    honest = sandbox.run({"c.py": b"import os\nos.write(3, b'42')\n"}, "c.py", b"", sandbox.Limits(), RLIMITS)
+    assert honest.reply == b"42"

@@ -188,3 +188,135 @@ os.write(3, str(os.getuid()).encode())
                              level).reply) for _ in range(3)]  # fmt: skip
     assert uid not in later
     assert honest(level) == b"42"
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_doctor_reports_whether_a_child_reads_the_graders_session_keyring(level, monkeypatch):
+    """Does `autograde doctor`'s live check pass with the fresh session keyring, and fail (the child read the key
+    and left one) when children are spawned straight from the grader's thread, as before?"""
+    from autograder.grading import doctor
+    from autograder.grading.sandbox import runner
+
+    if not keyctl_available():
+        pytest.skip("keyrings are not available here (seccomp or kernel)")
+    check, passed, happened = doctor._keyring_check(level)
+    assert passed and "denied" in happened and "0 key(s) of that uid left" in happened, happened
+    monkeypatch.setattr(runner, "spawn", os.posix_spawn)  # the child shares the doctor thread's session keyring
+    check, passed, happened = doctor._keyring_check(level)
+    assert not passed and "read was read" in happened and "2 key(s)" in happened, happened
+
+
+# A child tries to type into the terminal of the grader (TIOCSTI), on its descriptors and on /dev/tty.
+TYPE_INTO_TERMINAL = b"""
+import fcntl, os, termios
+tried = []
+for fd in (0, 1, 2, "/dev/tty"):
+    try:
+        fd = os.open(fd, os.O_RDWR) if isinstance(fd, str) else fd
+        fcntl.ioctl(fd, termios.TIOCSTI, b"Q")
+        tried.append("typed")
+    except OSError as error:
+        tried.append(error.errno)
+os.write(3, repr(tried).encode())
+"""
+
+# Run in a process whose controlling terminal is a pty, like a grader started from a terminal: first a plain
+# process of that session types a Z (the control: the attack works where nothing stops it), then a sandboxed run.
+TERMINAL_DRIVER = """
+import fcntl, os, subprocess, sys, termios
+sys.path.insert(0, {root!r})
+from autograder.grading import sandbox
+fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+control = "import fcntl, os, termios; fcntl.ioctl(os.open('/dev/tty', os.O_RDWR), termios.TIOCSTI, b'Z')"
+subprocess.run([sys.executable, "-I", "-S", "-c", control], check=False)
+outcome = sandbox.run({{"c.py": {code!r}}}, "c.py", b"", sandbox.Limits(wall_seconds=20),
+                      sandbox.Isolation({level!r}, "chosen by the test"))
+with open({report!r}, "w") as report:
+    report.write(outcome.status + " " + outcome.reply.decode())
+"""
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_run_cannot_type_into_the_graders_terminal(level, tmp_path):
+    """A grader started from a terminal: can a child push characters into that terminal's input (TIOCSTI), which
+    the shell would run as the instructor once the grader exits? (A plain process of the session can.)"""
+    import pty
+    import select
+    import sys
+    from pathlib import Path
+
+    master, slave = pty.openpty()
+    report = tmp_path / "report"
+    driver = TERMINAL_DRIVER.format(
+        root=str(Path(__file__).resolve().parents[1]), code=TYPE_INTO_TERMINAL, level=level.level, report=str(report)
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", driver], stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+    )
+    os.close(slave)
+    typed = b""
+    while process.poll() is None or select.select([master], [], [], 0.2)[0]:
+        if select.select([master], [], [], 0.2)[0]:
+            try:
+                typed += os.read(master, 4096)
+            except OSError:
+                break
+    os.close(master)
+    process.wait()
+    status, tried = report.read_text().split(" ", 1)
+    if b"Z" not in typed:
+        pytest.skip(f"TIOCSTI is refused on this kernel even without a sandbox ({typed!r})")
+    assert status == "exited" and "typed" not in tried and b"Q" not in typed, (status, tried, typed)
+    assert honest(level) == b"42"
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("level", LEVELS)
+def test_concurrent_runs_cannot_signal_each_other_nor_reach_the_graders_abstract_socket(level):
+    """Two students graded at the same time: can one kill every process it may signal (kill -1), and so the other
+    student's run, or connect to an abstract UNIX socket the grader listens on, or see other processes in /proc?"""
+    import socket
+
+    from autograder.grading.sandbox import fallback
+
+    name = b"\0autograde-test-" + os.urandom(6).hex().encode()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(name)
+    listener.listen()
+    attacker = f"""
+import os, signal, socket, time
+time.sleep(0.5)  # the classmate is running by now
+try:
+    os.kill(-1, signal.SIGKILL)
+    killed = "sent"
+except OSError as error:
+    killed = error.errno
+try:
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect({name!r})
+    reached = "connected"
+except OSError as error:
+    reached = error.errno
+seen = [pid for pid in os.listdir("/proc") if pid.isdigit() and int(pid) != os.getpid()]
+os.write(3, repr((killed, reached, seen)).encode())
+"""
+    classmate = b"import os, time\ntime.sleep(2)\nos.write(3, b'%d' % (6 * 7))\n"
+    results = {}
+
+    def grade(key, code):
+        results[key] = sandbox.run({"c.py": code}, "c.py", b"", QUICK, level)
+
+    threads = [
+        threading.Thread(target=grade, args=args)
+        for args in (("classmate", classmate), ("attacker", attacker.encode()))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    listener.close()
+    assert results["classmate"].status == "exited" and results["classmate"].reply == b"42", results["classmate"]
+    killed, reached, seen = eval(results["attacker"].reply)  # noqa: S307 (our own test's repr)
+    private = level.level == "bubblewrap" or fallback.private_tmp()[0] is not None
+    if private:  # a network namespace of its own (abstract sockets belong to it) and a /proc of its own
+        assert reached != "connected" and seen == [], (reached, seen)

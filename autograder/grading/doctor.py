@@ -80,7 +80,7 @@ def _keyring_check(isolation: sandbox.Isolation) -> tuple[str, bool, str]:
     """A key in the grader's session keyring (as after `su -l`): can a real child read it, or leave one behind?"""
     from autograder.grading.sandbox import keyrings
 
-    check = "a child cannot read the grader's session keyring, nor leave a key in it"
+    check = "a child cannot read the grader's session keyring, nor leave a key in it or its uid's keyrings"
     box: dict = {}
 
     def attempt():  # in a thread of its own: keyrings belong to a thread, and the doctor's keeps its own
@@ -100,14 +100,19 @@ libc.syscall.restype = ctypes.c_long
 buffer = ctypes.create_string_buffer(64)
 read = libc.syscall(ctypes.c_long({machine[1]}), ctypes.c_long(11), ctypes.c_long({key}), buffer, ctypes.c_long(64))
 left = libc.syscall(ctypes.c_long({machine[0]}), b"user", b"left", b"x", ctypes.c_size_t(1), ctypes.c_long(-3))
-os.write(3, b"read" if read >= 0 else b"denied")
+mine = libc.syscall(ctypes.c_long({machine[0]}), b"user", b"left", b"x", ctypes.c_size_t(1), ctypes.c_long(-4))
+os.write(3, (b"read" if read >= 0 else b"denied") + b" %d %d" % (os.getuid(), mine))
 """
         outcome = sandbox.run({"keys.py": code.encode()}, "keys.py", b"", sandbox.Limits(wall_seconds=30), isolation)
         linked = keyrings.keyctl(keyrings.KEYCTL_READ, keyrings.KEY_SPEC_SESSION_KEYRING, 0, 0) // 4
+        read, uid, mine = (outcome.reply.decode(errors="replace").split() + ["", "-1", "-1"])[:3]
+        # The uid's own keyrings (user, user session): run uids are reused, so a key left there must be gone now.
+        kept = keyrings.keys_of(int(uid)) if sandbox.is_root() and uid.isdigit() and int(uid) > 0 else 0
         box["said"] = (
-            outcome.reply == b"denied" and linked == 1,
-            f"the child's read was {outcome.reply.decode(errors='replace') or outcome.status}; "
-            f"{linked} key(s) in the grader's session keyring after the run (1 is the doctor's own)",
+            read == "denied" and linked == 1 and kept == 0,
+            f"the child's read was {read or outcome.status}; {linked} key(s) in the grader's session keyring after "
+            f"the run (1 is the doctor's own); the child {'added' if int(mine) > 0 else 'could not add'} a key to "
+            f"its uid's user keyring, {kept} key(s) of that uid left after the run",
         )
 
     thread = threading.Thread(target=attempt)

@@ -1,7 +1,8 @@
-"""What a run may not read: the course's answers (reference solutions, hidden checks, the oracle), the class and
-OUT. At the rlimits level a run sees the machine's files as its uid does, so they are hidden in its mount namespace
-(sandbox.hide) and then checked live: a real child of that level tries to open each one, and grading is refused
-when any opens (under bubblewrap a run sees none of them, so nothing is tried).
+"""What a run may not read: the course's answers (reference solutions, hidden checks, the oracle, nbgrader's source
+notebooks, the git history), the class and OUT (and on Gradescope the submission's metadata, whose earlier results
+list hidden tests). At the rlimits level a run sees the machine's files as its uid does, so they are hidden in its
+mount namespace (sandbox.hide) and then checked live: a real child of that level tries to open each one, and grading
+is refused when any opens (under bubblewrap a run sees none of them, so nothing is tried).
 """
 
 from __future__ import annotations
@@ -16,15 +17,20 @@ from autograder.grading import sandbox
 PACKAGE = Path(autograder.__file__).resolve().parent
 _MAX_PROBED = 400
 
+# A hidden file is covered by /dev/null: opening it gives a character device, not its content.
 PROBE = b"""
-import json, os, sys
+import json, os, stat, sys
 readable = []
 for path in json.loads(sys.stdin.read()):
     try:
         if os.path.isdir(path):
             os.listdir(path)
         else:
-            os.close(os.open(path, os.O_RDONLY))
+            fd = os.open(path, os.O_RDONLY)
+            masked = stat.S_ISCHR(os.fstat(fd).st_mode)
+            os.close(fd)
+            if masked:
+                continue
         readable.append(path)
     except OSError:
         pass
@@ -34,9 +40,13 @@ os.write(3, json.dumps(readable).encode())
 
 def secrets(*places: Path) -> tuple[list[Path], list[Path]]:
     """(folders to hide, paths to try): the course's answers and the grader, plus places (the class, OUT, ...)."""
-    folders = [SOLUTIONS, PACKAGE, ROOT / "tests", *places]
+    # The whole checkout first (a run needs none of it); where it cannot be covered (it holds the interpreter), the
+    # parts that give answers away: the reference solutions, the grader and its checks, the tests, nbgrader's source
+    # notebooks (solutions and hidden tests) and the git history (every solution ever committed).
+    folders = [ROOT, SOLUTIONS, PACKAGE, ROOT / "tests", ROOT / "nbgrader", ROOT / ".git", *places]
     tried = sorted(SOLUTIONS.glob("*/*.py")) + sorted((PACKAGE / "course").rglob("*.py"))
-    tried += [folder for folder in (ROOT, *places) if folder.exists()]
+    tried += sorted((ROOT / "nbgrader").glob("source/*/*.ipynb")) + sorted((ROOT / ".git").glob("objects/pack/*"))
+    tried += [folder for folder in (ROOT, ROOT / ".git", *places) if folder.exists()]
     for place in places:
         if place.is_dir():
             tried += sorted(place.iterdir())[:50]  # the students' folders, OUT's results.json and gradebook

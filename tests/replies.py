@@ -14,18 +14,23 @@ UNSAFE = "\udc80\ud800\x00\x1b[31m\u202e\r\n\t\x7f\u2028"
 
 
 @functools.cache
-def right_forms(stage_id: str) -> dict[int, str]:
-    """step id -> one right answer's encoding, for every step of the stage's job."""
+def right_forms(stage_id: str, hidden: bool | None = False) -> dict[int, str]:
+    """step id -> one right answer's encoding, for every step of the stage's visible run (hidden: of its hidden
+    run; None: of both)."""
+    plan = stage_plan(stage_id)
+    ids = plan.step_ids if hidden is None else plan.hidden_ids if hidden else plan.visible_ids
     forms = {}
-    for cases in stage_plan(stage_id).expected.values():
+    for cases in plan.expected.values():
         for step_id, right, _ in cases:
-            forms.setdefault(step_id, min(right))
+            if step_id in ids:
+                forms.setdefault(step_id, min(right))
     return forms
 
 
-def right_lines(stage_id: str, batches: int = 1) -> list[dict]:
-    """What a child of a perfect submission writes: the import line, batches of replies, done."""
-    forms = right_forms(stage_id)
+def right_lines(stage_id: str, batches: int = 1, hidden: bool = False) -> list[dict]:
+    """What a child of a perfect submission writes: the import line, batches of replies, done (the visible run's
+    by default, hidden: the hidden run's)."""
+    forms = right_forms(stage_id, hidden)
     ids = sorted(forms)
     size = -(-len(ids) // batches)
     chunks = [ids[start : start + size] for start in range(0, len(ids), size)]
@@ -48,8 +53,8 @@ def encoded(lines: list[dict]) -> bytes:
 
 
 @functools.cache
-def right_bytes(stage_id: str, count: int | None = None, batches: int = 3) -> bytes:
-    return encoded(right_lines(stage_id, batches)[:count])
+def right_bytes(stage_id: str, count: int | None = None, batches: int = 3, hidden: bool = False) -> bytes:
+    return encoded(right_lines(stage_id, batches, hidden)[:count])
 
 
 @functools.cache
@@ -62,11 +67,16 @@ def ran(reply: bytes, status: str = "exited", returncode: int | None = 0, cpu: f
     return sandbox.RunResult(status, returncode, reply, b"", 0.1, cpu, "")
 
 
-def judged(stage, reply: bytes, memo: sandbox.RunResult | None = None, **run) -> StageResult:
+def judged(
+    stage, reply: bytes, memo: sandbox.RunResult | None = None, hidden: sandbox.RunResult | None = None, **run
+) -> StageResult:
+    """The stage judged on reply as its visible run's bytes (with run's status...), beside a perfect memo child
+    and a perfect hidden run unless memo or hidden is given."""
     if stage is MEMO and memo is None:
         memo = ran(right_memo_bytes())
+    hidden = ran(right_bytes(stage.id, hidden=True)) if hidden is None else hidden
     limits, memo_limits = judge.stage_limits(60), judge.memo_limits(60)
-    return judge.judge_stage(stage, ran(reply, **run), limits, memo, memo_limits if memo else None, 60)
+    return judge.judge_stage(stage, ran(reply, **run), limits, memo, memo_limits if memo else None, 60, hidden, limits)
 
 
 def assert_bounded(result: StageResult) -> None:

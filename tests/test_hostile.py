@@ -234,3 +234,82 @@ def test_read_other_student_reads_the_classmate_without_a_sandbox(tmp_path):
     for folder, args in [(in_class, ()), (alone, grader_line)]:
         result = run_unsandboxed(folder, *args)
         assert "no other student's work within reach" in result.stderr, (folder, result.stdout)
+
+
+# Student-written text and the hidden checks: leak_in_text.py, leak_at_import.py and leak_by_tampering.py write
+# HIDDENRUN and the boards they were handed (base64, hex) into every text they control, but only in a child whose
+# job holds a board that is not a visible example. The hidden run's texts may reach the hidden checks' details
+# (held back until the grades are published) and nothing else.
+LEAKS = ("leak_at_import", "leak_by_tampering", "leak_in_text")
+MARK = "HIDDENRUN"
+
+
+def publish(out: Path, dest: Path, *extra: str) -> dict[str, str]:
+    """`autograde publish OUT DEST` run for real: every file it wrote, path -> text."""
+    command = [sys.executable, "-m", "autograder", "publish", str(out), str(dest), *extra]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {path.relative_to(dest).as_posix(): path.read_text() for path in sorted(dest.rglob("*")) if path.is_file()}
+
+
+def encoded_hidden_boards() -> dict[str, str]:
+    """Each hidden board in the forms a submission could write it in, the form -> the board."""
+    import base64
+
+    from autograder.authoring.release import hidden_boards
+
+    forms = {}
+    for board in hidden_boards(enumerated=True):
+        text = "".join(board).encode()  # 9 bytes: its base64 is the same 12 characters inside a longer run
+        for form in (text.decode(), base64.b64encode(text).decode(), text.hex(), text.hex().upper()):
+            forms[form] = "".join(board)
+    return forms
+
+
+def shown_before_publication(results: dict) -> str:
+    """Everything of a results.json a student reads before the grades are published, as one text."""
+    kept = json.loads(json.dumps(results))
+    for test in kept["tests"]:
+        if test["visibility"] != "visible":
+            test["output"] = ""
+            test["extra_data"].pop("mistakes", None)
+    return json.dumps(kept, ensure_ascii=False)
+
+
+def test_no_hidden_board_leaves_in_what_student_code_writes(bubblewrap_class, tmp_path):
+    """Do the texts a submission's code writes carry no hidden board, in any form, into OUT's pages, the parts of
+    results.json shown before publication, or `autograde publish`'s files, while the honest classmate keeps full
+    marks and its feedback?"""
+    root, _, _, _ = bubblewrap_class
+    out = root / "out"
+    published = publish(out, tmp_path / "dest")
+    forms = encoded_hidden_boards()
+    for name, text in published.items():
+        assert MARK not in text, name
+        if name.startswith("hostile_leak"):
+            found = sorted({board for form, board in forms.items() if form in text})
+            assert not found, (name, found[:5])
+    for attack in LEAKS:
+        results = json.loads((out / f"hostile_{attack}" / "results.json").read_text())
+        assert MARK not in shown_before_publication(results), attack
+        assert MARK not in (out / f"hostile_{attack}" / "feedback.html").read_text(), attack
+        visible = [t for t in results["tests"] if t["extra_data"]["stage"] == RULES.id and t["visibility"] == "visible"]
+        assert visible and all(t["status"] == "failed" for t in visible), attack  # judged, and wrong
+    texts = json.loads((out / "hostile_leak_in_text" / "results.json").read_text())
+    visible = next(t for t in texts["tests"] if t["extra_data"]["check"] == "winner/examples")
+    assert "raised visible_onlyError" in visible["output"]  # the visible run's own texts are shown, as before
+    stage = json.loads((out / "hostile_leak_by_tampering" / "results.json").read_text())["extra_data"]["stages"]
+    assert stage[RULES.id]["outcome"] == "tampered" and stage[RULES.id]["score"] == 0
+    honest = json.loads(published["honest/results.json"])
+    assert honest["extra_data"]["total"] == TOTAL_POINTS and {t["status"] for t in honest["tests"]} == {"passed"}
+    assert read_grades(out)["honest"]["total"] == str(TOTAL_POINTS)
+
+
+def test_the_hidden_run_did_write_its_mark(bubblewrap_class, tmp_path):
+    """Control: after publication (--show-hidden) do the hidden checks' details show leak_in_text's HIDDENRUN, so
+    the test above looked for something the hidden run really wrote?"""
+    root, _, _, _ = bubblewrap_class
+    published = publish(root / "out", tmp_path / "dest", "--show-hidden")
+    results = json.loads(published["hostile_leak_in_text/results.json"])
+    hidden = [t for t in results["tests"] if t["visibility"] != "visible" and MARK in t["output"]]
+    assert hidden, "the hidden run never wrote its mark"

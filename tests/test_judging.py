@@ -321,17 +321,19 @@ def test_outcomes_are_the_words_results_json_holds_and_rank_by_severity():
 
 
 def test_a_stage_outcome_is_its_worst_tests():
-    """With one call never answered (a timeout) and others wrong, is the stage's outcome the timeout?"""
+    """With calls never answered (a timeout of the hidden run) and others wrong, is the stage's outcome the timeout?"""
     lines = right_lines(RULES.id, batches=4)
     batch = lines[1]
-    batch["values"][0] = "sQ"  # a wrong answer in the first batch
-    result = judged(RULES, encoded(lines[:2]), status="timeout", returncode=None, cpu=60)
+    batch["values"][0] = "sQ"  # a wrong answer in the visible run
+    cut = ran(encoded(right_lines(RULES.id, batches=4, hidden=True)[:2]), status="timeout", returncode=None, cpu=60)
+    result = judged(RULES, encoded(lines), hidden=cut)
     assert {test.outcome for test in result.tests} >= {Outcome.TIMEOUT, Outcome.FAILED}
     assert result.outcome == Outcome.TIMEOUT
+    assert result.message == feedback.out_of_cpu("the stage", 60)  # the grader's words, whichever run ran out
 
 
 def replies_of(lines: list[dict], stage=RULES, killed: bool = False):
-    return parse_replies(encoded(lines), stage_plan(stage.id), killed)
+    return parse_replies(encoded(lines), stage_plan(stage.id), killed, ids=stage_plan(stage.id).visible_ids)
 
 
 def test_the_decoder_gives_back_exact_types():
@@ -394,14 +396,17 @@ def test_a_wrong_answer_is_shown_on_its_board_with_the_expected_answer_when_visi
 
 def test_a_function_not_written_yet_is_one_line():
     """When every case raised NotImplementedError, is the feedback one sentence (and the hint), with no board?"""
-    lines = right_lines(RULES.id)
-    batch = lines[1]
     winner = {step["id"] for step in stage_plan(RULES.id).steps if step["call"] == "winner"}
     error = {"ok": False, "error": "NotImplementedError", "message": ""}
-    batch["details"] = [{"id": i, **error} for i in batch["ids"] if i in winner]
-    batch["values"] = [v for i, v in zip(batch["ids"], batch["values"], strict=True) if i not in winner]
-    batch["ids"] = [i for i in batch["ids"] if i not in winner]
-    result = judged(RULES, encoded(lines))
+    runs = []
+    for hidden in (False, True):  # both runs: the hidden checks ask the visible boards and many more
+        lines = right_lines(RULES.id, hidden=hidden)
+        batch = lines[1]
+        batch["details"] = [{"id": i, **error} for i in batch["ids"] if i in winner]
+        batch["values"] = [v for i, v in zip(batch["ids"], batch["values"], strict=True) if i not in winner]
+        batch["ids"] = [i for i in batch["ids"] if i not in winner]
+        runs.append(encoded(lines))
+    result = judged(RULES, runs[0], hidden=ran(runs[1]))
     calls = {check.id for check in stage_checks(RULES.id) if check.kind == "calls" and check.function == "winner"}
     tests = [test for test in result.tests if test.check in calls]
     assert tests and all(test.outcome == Outcome.ERROR for test in tests)

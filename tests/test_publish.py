@@ -4,6 +4,7 @@ The graded class is the example class's golden results (tests/golden/example_cla
 grade` writes it (OUT/<student>/results.json): real results of the real grader, without grading again.
 """
 
+import base64
 import json
 import re
 import shutil
@@ -140,6 +141,29 @@ def test_a_hidden_board_left_in_a_visible_output_stops_that_student(graded, tmp_
         capsys.readouterr().err
     )
     assert not (tmp_path / "dest" / "ada").exists()
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        lambda board: f"raised ValueError: {base64.b64encode(('ab' + board).encode()).decode()}",  # any alignment
+        lambda board: f"returned 's{board.encode().hex()}'",
+        lambda board: f"raised ValueError: <{board}> was asked",
+    ],
+    ids=["base64", "hex", "bare"],
+)
+def test_an_encoded_hidden_board_in_a_visible_output_stops_that_student(graded, tmp_path, capsys, written):
+    """Does the leak check also read a hidden board written as base64, hex or nine bare squares (a second line:
+    the child whose texts are shown never sees a hidden board)?"""
+    data = json.loads((graded / "ada" / "results.json").read_text())
+    board = "".join(sorted(release.hidden_boards())[0])
+    visible = next(test for test in data["tests"] if test["visibility"] == "visible")
+    visible["output"] = written(board)
+    (graded / "ada" / "results.json").write_text(json.dumps(data))
+    assert publish.main([str(graded), str(tmp_path / "dest")]) == 1
+    assert "ada: not published: its files would show a hidden test's board (ada/" in capsys.readouterr().err
+    assert not (tmp_path / "dest" / "ada").exists()
+    assert (tmp_path / "dest" / "alan").is_dir()  # a classmate is published as before
 
 
 def test_an_out_without_results_is_a_one_line_error(tmp_path, capsys):

@@ -43,11 +43,14 @@ def held_back(result: SubmissionResult) -> SubmissionResult:
 
     A hidden test keeps its title, points and pass or fail; its output becomes the note the pages show (or
     stays empty when there was none), its outcome says only passed or failed, and the wrong answers kept for
-    the class statistics (their boards) are dropped.
+    the class statistics (their boards) are dropped. The times are left out too (0): the hidden run's share of
+    them is the student's code's to choose, so to the millisecond they could spell out a hidden board.
     """
     stages = {
         stage_id: dataclasses.replace(
             stage,
+            seconds=0.0,
+            cpu_seconds=0.0,
             tests=[
                 test
                 if test.visible
@@ -62,7 +65,7 @@ def held_back(result: SubmissionResult) -> SubmissionResult:
         )
         for stage_id, stage in result.stages.items()
     }
-    return dataclasses.replace(result, stages=stages)
+    return dataclasses.replace(result, stages=stages, seconds=0.0)
 
 
 def student_files(result: SubmissionResult, show_hidden: bool) -> dict[str, str]:

@@ -51,6 +51,12 @@ BOARD_DRAWING = re.compile(_ROW + _ROW_BREAK + _ROW + _ROW_BREAK + _ROW)
 # How a check's title says it enumerates a kind of board rather than sampling it.
 EXHAUSTIVE_TITLE = re.compile(r"\bon every\b[^()]*\bboards?\b")
 ONE_SQUARE = re.compile(r"""["']([XO ])["']""")
+# Boards written in code (by a submission's text, in feedback): base64 or hex runs long enough to hold one, and
+# nine squares standing alone. Decoded at every alignment, then read for nine squares in a row.
+BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}")
+HEX_RUN = re.compile(r"[0-9A-Fa-f]{18,}")
+BARE_BOARD = re.compile(r"(?<![XO ])[XO ]{9}(?![XO ])")
+SQUARES_RUN = re.compile(r"(?=([XO ]{9}))")
 
 # The release's own files, kept as the files they become: README.md is a template whose {stages} line becomes
 # the table of stages.
@@ -232,11 +238,41 @@ def boards_in(text: str) -> list[tuple[int, tuple[str, ...]]]:
     return list(dict.fromkeys(found))
 
 
+def encoded_boards_in(text: str) -> list[tuple[int, tuple[str, ...]]]:
+    """(line number, board) for every board written in base64 or hex (at any alignment) or as 9 bare squares.
+
+    A second line behind the grader's own design (a child that shows its texts never sees a hidden board): it
+    catches the encodings a submission would reach for first, not every code one could invent.
+    """
+    import base64
+    import binascii
+
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        decoded = [match.group(0) for match in BARE_BOARD.finditer(line)]
+        for match in BASE64_RUN.finditer(line):
+            run = match.group(0).replace("-", "+").replace("_", "/")
+            for start in range(4):
+                part = run[start:]
+                part = part[:-1] if len(part) % 4 == 1 else part + "=" * (-len(part) % 4)  # its last bytes too
+                try:
+                    decoded.append(base64.b64decode(part).decode("latin-1"))
+                except (binascii.Error, ValueError):
+                    pass
+        for match in HEX_RUN.finditer(line):
+            for start in range(2):
+                part = match.group(0)[start:]
+                decoded.append(bytes.fromhex(part[: len(part) // 2 * 2]).decode("latin-1"))
+        for piece in decoded:
+            found += [(number, tuple(board)) for board in SQUARES_RUN.findall(piece)]
+    return list(dict.fromkeys(found))
+
+
 def board_leaks(name: str, text: str, boards: dict[tuple[str, ...], str]) -> list[str]:
     """Every board of boards (hidden_boards()) in the text of the file name, one line each: "name:line: ..."."""
     return [
         f"{name}:{number}: board {''.join(board)!r} is an input of the {boards[board]}"
-        for number, board in boards_in(text)
+        for number, board in dict.fromkeys([*boards_in(text), *encoded_boards_in(text)])
         if board in boards
     ]
 

@@ -67,11 +67,12 @@ def wrote_too_much() -> str:
 
 
 def stopped(detail: str) -> str:
-    return f"the program was stopped: {clean(detail, 200)}"
+    return f"the program was stopped: {clean(detail, 200)}" if detail else "the program was stopped"
 
 
 def could_not_run(detail: str) -> str:
-    return f"the grader could not run the program ({clean(detail, 200)})"
+    said = "the grader could not run the program"
+    return f"{said} ({clean(detail, 200)})" if detail else said
 
 
 def stopped_before_call() -> str:
@@ -84,6 +85,18 @@ def stopped_before_call() -> str:
 
 def tampered(why: str, in_memo_child: bool = False) -> str:
     return f"{TAMPERED}: in the memo experiment's child, {why}" if in_memo_child else f"{TAMPERED}: {why}"
+
+
+# The hidden run's words: only what the grader itself knows, never a text, number or name the child wrote.
+TAMPERED_HIDDEN = f"{TAMPERED}: in the hidden tests' run"
+
+
+def hidden_import_failed(filename: str) -> str:
+    return f"{filename} could not be imported again for the hidden tests"
+
+
+def no_function(filename: str, function: str) -> str:
+    return f"{filename} has no function {function}"
 
 
 def import_failed(filename: str, imported: dict) -> str:

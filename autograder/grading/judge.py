@@ -6,6 +6,13 @@ every value is compared here with exact types against the oracle's answers (judg
 (the memo experiment's CPU time) is measured by the sandbox. What the child is asked is the stage's plan
 (plan.py); every sentence the student reads is in feedback.py. Every string that comes from the child is capped
 and cleaned as it is read, and every text made here is bounded, so one submission cannot stop or bloat a batch.
+
+The visible and the hidden checks' boards are asked in two children (plan.py), the visible run first, so that
+what student code writes cannot carry a hidden board to the student: the visible run's texts (what it raised,
+returned or printed as an error) are shown as they are; the hidden run's reach only the hidden checks' own
+details, which results.json marks after_published and `autograde publish` holds back until the grades are out.
+Whatever else the hidden run decides (the stage's message, its tampering, a failed import, how it ended) is
+said in the grader's own words, from its kind alone.
 """
 
 import functools
@@ -14,9 +21,9 @@ from pathlib import Path
 from autograder.course.checks import stage_checks
 from autograder.course.stages import Stage
 from autograder.grading import feedback, sandbox
-from autograder.grading.judging import fail_all, judge_calls, judge_memo, judge_unchanged, unanswered
+from autograder.grading.judging import Unanswered, fail_all, judge_calls, judge_memo, judge_unchanged, unanswered
 from autograder.grading.plan import AGAIN_SECONDS, CALL_SECONDS, MEMO_KINDS, stage_plan
-from autograder.grading.protocol import parse_replies
+from autograder.grading.protocol import Replies, parse_replies
 from autograder.grading.record import Outcome, StageResult
 
 DEFAULT_SECONDS = 60  # CPU seconds per stage; the slowest honest answers (plain searches in slow Python) need about 10
@@ -52,19 +59,27 @@ def judge_stage(
     memo_run: sandbox.RunResult | None = None,
     memo_limits: sandbox.Limits | None = None,
     seconds: float = DEFAULT_SECONDS,
+    hidden_run: sandbox.RunResult | None = None,
+    hidden_limits: sandbox.Limits | None = None,
 ) -> StageResult:
-    """Judge what the stage's child (and the memo child, for the stage that has one) reported."""
-    if run.status == "cancelled" or (memo_run is not None and memo_run.status == "cancelled"):
+    """Judge what the stage's children reported: the visible run (run), the hidden run and the memo child.
+
+    A stage whose plan has hidden steps needs its hidden run; without one its hidden calls count as never answered.
+    """
+    runs = [one for one in (run, memo_run, hidden_run) if one is not None]
+    if any(one.status == "cancelled" for one in runs):
         raise Cancelled(stage.id)
     checks = stage_checks(stage.id)
     plan = stage_plan(stage.id)
-    elapsed = run.wall_seconds + (memo_run.wall_seconds if memo_run is not None else 0.0)
-    cpu = run.cpu_seconds + (memo_run.cpu_seconds if memo_run is not None else 0.0)
-    replies = parse_replies(run.reply, plan, _killed(run))
+    elapsed, cpu = sum(one.wall_seconds for one in runs), sum(one.cpu_seconds for one in runs)
+    replies = parse_replies(run.reply, plan, _killed(run), ids=plan.visible_ids)
     memo_replies = parse_replies(memo_run.reply, plan, _killed(memo_run), memo=True) if memo_run else None
+    hidden = parse_replies(hidden_run.reply, plan, _killed(hidden_run), ids=plan.hidden_ids) if hidden_run else None
     tampered = feedback.tampered(replies.tampered) if replies.tampered else ""
     if memo_replies is not None and memo_replies.tampered:
         tampered = tampered or feedback.tampered(memo_replies.tampered, in_memo_child=True)
+    if hidden is not None and hidden.tampered:
+        tampered = tampered or feedback.TAMPERED_HIDDEN  # how it broke the protocol may quote what it wrote
     if tampered:
         result = fail_all(stage, Outcome.TAMPERED, tampered, phase="calls")
         result.seconds, result.cpu_seconds = elapsed, cpu
@@ -85,16 +100,18 @@ def judge_stage(
     memo_ended = ended
     if memo_run is not None:
         memo_ended = unanswered(memo_run, memo_limits, memo_limits.cpu_seconds, "the memo experiment")
+    hidden_ended, hidden_done = _hidden_ended(stage, hidden, hidden_run, hidden_limits or limits, seconds)
+    both = _merged(stage, replies, hidden)
     tests = []
     for check in checks:
         if check.kind in MEMO_KINDS:
             tests.append(judge_memo(check, plan, memo_replies, memo_run, memo_ended, stage.filename))
         elif check.kind == "calls":
-            tests.append(judge_calls(check, plan, replies, ended))
+            tests.append(judge_calls(check, plan, both, ended, hidden_ended))
     answered = any(test.outcome == Outcome.PASSED for test in tests)
     for check in checks:
         if check.kind == "unchanged":
-            tests.append(judge_unchanged(check, plan, replies, answered))
+            tests.append(judge_unchanged(check, plan, both, answered))
     order = {check.id: index for index, check in enumerate(checks)}
     tests.sort(key=lambda test: order[test.check])
     for test in tests:
@@ -104,8 +121,39 @@ def judge_stage(
     message = ""
     if not replies.done:
         message = ended.why if run.status != "exited" else feedback.ended_early()
-    starter = score == 0 and _only_not_implemented(replies)
+    elif not hidden_done:
+        message = hidden_ended.why
+    starter = score == 0 and _only_not_implemented(both)
     return StageResult(stage.id, score, stage.points, outcome, message, tests, elapsed, cpu, starter=starter)
+
+
+def _hidden_ended(stage: Stage, hidden: Replies | None, run, limits, seconds: float) -> tuple[Unanswered, bool]:
+    """What became of the hidden run's unanswered calls, in the grader's words only, and whether it finished."""
+    if hidden is None or run is None:
+        return Unanswered(Outcome.CRASHED, feedback.stopped_before_call()), not stage_plan(stage.id).hidden_ids
+    if hidden.imported is not None and hidden.imported["import"] != "ok":  # loaded in the visible run, not here
+        return Unanswered(import_outcome(hidden.imported), feedback.hidden_import_failed(stage.filename)), False
+    ended = unanswered(run, limits, seconds, hidden=True)
+    if run.status == "exited" and not hidden.done:
+        ended = Unanswered(ended.outcome, feedback.ended_early())
+    return ended, hidden.done
+
+
+def _merged(stage: Stage, visible: Replies, hidden: Replies | None) -> Replies:
+    """The replies of both runs by step id (their ids never overlap: each run answers only its own job's).
+
+    A missing function is said in the grader's words, whichever run reported it.
+    """
+    both = Replies(visible.imported, dict(visible.values), dict(visible.details), visible.done)
+    if hidden is not None:
+        both.values.update(hidden.values)
+        both.details.update(hidden.details)
+    plan = stage_plan(stage.id)
+    for step_id, reply in both.details.items():
+        if reply.get("ok") is False and reply["error"] == "missing":
+            message = feedback.no_function(stage.filename, plan.step_by_id[step_id]["call"])
+            both.details[step_id] = {**reply, "message": message}
+    return both
 
 
 def import_outcome(imported: dict) -> Outcome:
@@ -161,7 +209,12 @@ def grade_stage(
             raise Cancelled(stage.id)
     limits = stage_limits(max(seconds - (memo_run.cpu_seconds if memo_run else 0.0), 0.01))
     run = sandbox.run(files, "child.py", plan.job, limits, isolation)
-    result = judge_stage(stage, run, limits, memo_run, memo_limit, seconds)
+    hidden_run = hidden_limit = None
+    if plan.hidden_ids and run.status != "cancelled" and run.reply.startswith(b'{"import": "ok"}\n'):
+        # After the visible run, so no child whose texts are shown starts after one that saw a hidden board.
+        hidden_limit = stage_limits(max(limits.cpu_seconds - run.cpu_seconds, 0.01))
+        hidden_run = sandbox.run(files, "child.py", plan.hidden_job, hidden_limit, isolation)
+    result = judge_stage(stage, run, limits, memo_run, memo_limit, seconds, hidden_run, hidden_limit)
     if result.score == 0 and is_starter(stage, source):
         result.starter = True
     return result

@@ -51,8 +51,12 @@ class Unanswered:
     why: str
 
 
-def unanswered(run, limits, seconds: float, what: str = "the stage") -> Unanswered:
-    """run: the sandbox's RunResult; limits: the Limits it ran under; seconds: the CPU limit the student set."""
+def unanswered(run, limits, seconds: float, what: str = "the stage", hidden: bool = False) -> Unanswered:
+    """run: the sandbox's RunResult; limits: the Limits it ran under; seconds: the CPU limit the student set.
+
+    hidden: the hidden run, whose words must carry nothing the child chose (a signal it killed itself with,
+    an exit code): only the kind of ending and the grader's own limits.
+    """
     # The sandbox ends a run at its CPU limit itself; SIGXCPU is the per-process limit kept as a backstop.
     if run.status == "timeout" or (run.status == "killed" and run.returncode == -signal.SIGXCPU):
         return Unanswered(Outcome.TIMEOUT, feedback.out_of_cpu(what, seconds))
@@ -63,9 +67,9 @@ def unanswered(run, limits, seconds: float, what: str = "the stage") -> Unanswer
     if run.status == "killed" and run.detail == memory_detail(limits):
         return Unanswered(Outcome.MEMORY_LIMIT, feedback.stopped(run.detail))
     if run.status == "killed":
-        return Unanswered(Outcome.CRASHED, feedback.stopped(run.detail))
+        return Unanswered(Outcome.CRASHED, feedback.stopped("" if hidden else run.detail))
     if run.status == "sandbox-error":
-        return Unanswered(Outcome.CRASHED, feedback.could_not_run(run.detail))
+        return Unanswered(Outcome.CRASHED, feedback.could_not_run("" if hidden else run.detail))
     return Unanswered(Outcome.CRASHED, feedback.stopped_before_call())
 
 
@@ -125,8 +129,14 @@ def type_problem(function: str, value, board) -> str | None:
     return None
 
 
-def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswered) -> TestResult:
-    """Compare every case of a call check; the first problems found make the feedback."""
+def judge_calls(
+    check: Check, plan: Plan, replies: Replies, unanswered: Unanswered, hidden_unanswered: Unanswered | None = None
+) -> TestResult:
+    """Compare every case of a call check; the first problems found make the feedback.
+
+    unanswered: what became of the calls the visible run (or the only run) never answered; hidden_unanswered:
+    those of the hidden run (plan.hidden_ids), when there was one.
+    """
     values = replies.values
     step_ids, forms, several = plan.quick[check.id]
     if [values.get(step_id) for step_id in step_ids] == forms and all(
@@ -140,8 +150,9 @@ def judge_calls(check: Check, plan: Plan, replies: Replies, unanswered: Unanswer
             continue  # the common case, decided without decoding anything
         reply = replies.reply(step_id)
         if reply is None:
-            outcome, wrong = outcome.worse(unanswered.outcome), wrong + 1
-            problems.append(Problem(one, feedback.never_answered(unanswered.why)))
+            ended = hidden_unanswered if hidden_unanswered and step_id in plan.hidden_ids else unanswered
+            outcome, wrong = outcome.worse(ended.outcome), wrong + 1
+            problems.append(Problem(one, feedback.never_answered(ended.why)))
             continue
         if not reply["ok"]:
             outcome, wrong = outcome.worse(Outcome.MISSING if reply["error"] == "missing" else Outcome.ERROR), wrong + 1

@@ -1,8 +1,13 @@
-"""What the sandboxed child is asked for one stage, worked out once from the stage's checks.
+"""What the sandboxed children are asked for one stage, worked out once from the stage's checks.
 
-The child gets a job (the module to import and the calls to make, a board two checks share asked once); the
-judge gets, per check, the step ids of its cases and the child's encodings of every right answer, so a
-submission whose answers are right is judged by comparing strings, without decoding anything.
+A stage's calls are split between two children: the visible run asks the boards of the visible checks (the
+worked examples every student has), the hidden run every other board. A child that is never handed a hidden
+board cannot write one into what it raises, returns or prints, so the visible run's texts may be shown to the
+student as they are; the hidden run's texts go only into the hidden checks' details, which are held back until
+the grades are published (see judge.py). Each child gets a job (the module to import and the calls to make, a
+board two checks share asked once); the judge gets, per check, the step ids of its cases and the child's
+encodings of every right answer, so a submission whose answers are right is judged by comparing strings,
+without decoding anything.
 """
 
 import functools
@@ -36,9 +41,9 @@ MEMO_KINDS = ("memo-size", "memo-speed", "prune")  # the checks judged from the 
 class Plan:
     """Everything about a stage's checks that is the same for every submission, worked out once."""
 
-    steps: tuple[dict, ...]  # the child's steps, one per distinct call (a board two checks share is asked once)
+    steps: tuple[dict, ...]  # every step of both runs, one per distinct call (a board two checks share is asked once)
     step_by_id: dict[int, dict]
-    job: bytes  # the child's job as sent on its stdin
+    job: bytes  # the visible run's job as sent on its stdin: the visible checks' steps
     # check id -> [(step id, the child's encodings of every right answer, the case)], for judging at speed
     expected: dict[str, list[tuple[int, frozenset[str], Case]]]
     # check id -> (step ids of its cases with one right form, those forms, [(step id, forms)] of the others):
@@ -46,6 +51,9 @@ class Plan:
     quick: dict[str, tuple[list[int], list[str], list[tuple[int, frozenset[str]]]]]
     forms: frozenset[str]  # every right answer's encoding: values among them need no further reading
     step_ids: frozenset[int]
+    visible_ids: frozenset[int] = frozenset()  # the steps of the visible run
+    hidden_ids: frozenset[int] = frozenset()  # the steps of the hidden run: boards no visible check asks
+    hidden_job: bytes = b""  # the hidden run's job
     memo_job: bytes | None = None  # the memo experiment's job, for the stage that has one
     memo_again: tuple[int | None, ...] = ()  # the right answers of the scoring again, in the job's order
     memo_scores: dict[str, int] = field(default_factory=dict)  # what a right memo holds: each key (a board) -> score
@@ -84,7 +92,11 @@ def stage_plan(stage_id: str) -> Plan:
                     step["seconds"] = CALL_SECONDS
                 steps.append(step)
             expected[check.id].append((ids[key], encodings(one.accept), one))
-    job = json.dumps({"module": module, "steps": steps}).encode()
+    # A step of a visible check is asked in the visible run, even when a hidden check shares it: it is no secret.
+    visible_ids = frozenset(step_id for check in checks if check.visible for step_id, _, _ in expected[check.id])
+    hidden_ids = frozenset(step["id"] for step in steps) - visible_ids
+    job = json.dumps({"module": module, "steps": [step for step in steps if step["id"] in visible_ids]}).encode()
+    hidden_job = json.dumps({"module": module, "steps": [step for step in steps if step["id"] in hidden_ids]}).encode()
     quick = {}
     for check_id, cases in expected.items():
         single = [(step_id, next(iter(right))) for step_id, right, _ in cases if len(right) == 1]
@@ -92,7 +104,19 @@ def stage_plan(stage_id: str) -> Plan:
         quick[check_id] = ([step_id for step_id, _ in single], [form for _, form in single], several)
     forms = frozenset(form for cases in expected.values() for _, right, _ in cases for form in right)
     step_ids = frozenset(step["id"] for step in steps)
-    return Plan(tuple(steps), {step["id"]: step for step in steps}, job, expected, quick, forms, step_ids, **memo)
+    return Plan(
+        tuple(steps),
+        {step["id"]: step for step in steps},
+        job,
+        expected,
+        quick,
+        forms,
+        step_ids,
+        visible_ids,
+        hidden_ids,
+        hidden_job,
+        **memo,
+    )
 
 
 def _memo_plan(module: str, check: Check) -> dict:

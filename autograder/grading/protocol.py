@@ -66,23 +66,27 @@ class Replies:
         return None
 
 
-def parse_replies(raw: bytes, plan: Plan, killed: bool, memo: bool = False) -> Replies:
+def parse_replies(
+    raw: bytes, plan: Plan, killed: bool, memo: bool = False, ids: frozenset[int] | None = None
+) -> Replies:
     """The child's lines in order: the import line, then its replies, then {"done": true}, and nothing else.
 
     killed: the run was stopped (time, memory, output), so a last line cut short is expected and ignored.
-    Any other departure from what child.py writes sets tampered and stops reading.
+    ids: the steps of the child's job (plan.visible_ids or plan.hidden_ids; all of the plan's by default): a
+    reply to any other step is tampering. Any other departure from what child.py writes sets tampered and
+    stops reading.
     """
     replies = Replies()
     try:
-        _Reader(plan, replies, memo).read(raw, killed)
+        _Reader(plan, replies, memo, plan.step_ids if ids is None else ids).read(raw, killed)
     except Tampered as error:
         replies.tampered = clean(str(error), 200)
     return replies
 
 
 class _Reader:
-    def __init__(self, plan: Plan, replies: Replies, memo: bool):
-        self.plan, self.replies = plan, replies
+    def __init__(self, plan: Plan, replies: Replies, memo: bool, ids: frozenset[int]):
+        self.plan, self.replies, self.ids = plan, replies, ids
         self.state = "import"
         self.after_import = "memo" if memo else "steps"
         self.line = 0
@@ -96,7 +100,7 @@ class _Reader:
                 raise Tampered(f"line {self.line} is longer than {MAX_LINE} bytes")
             message = self.load(text)
             getattr(self, "on_" + self.state)(message)
-        if not self.replies.values.keys() <= self.plan.step_ids:  # ints only, so a bool or 1.0 cannot pass for 1
+        if not self.replies.values.keys() <= self.ids:  # ints only, so a bool or 1.0 cannot pass for 1
             raise Tampered("a call id that is not in the job")
 
     def fail(self, why: str):
@@ -130,8 +134,8 @@ class _Reader:
             self.batch(message["ids"], message["values"], message["details"])
         elif message == {"done": True} and type(message["done"]) is bool:
             answered = len(self.replies.values) + len(self.replies.details)
-            if answered != len(self.plan.steps):
-                self.fail(f"done after {answered} of {len(self.plan.steps)} calls were answered")
+            if answered != len(self.ids):
+                self.fail(f"done after {answered} of {len(self.ids)} calls were answered")
             self.replies.done, self.state = True, "end"
         else:
             self.fail("neither a batch of replies nor done")
@@ -239,7 +243,7 @@ class _Reader:
             if type(detail) is not dict:
                 self.fail("a reply that is not an object")
             step_id = detail.get("id")
-            if type(step_id) is not int or not 0 <= step_id < len(plan.steps):
+            if type(step_id) is not int or step_id not in self.ids:
                 self.fail("a call id that is not in the job")
             if step_id in self.replies.values or step_id in self.replies.details:
                 self.fail("a call answered twice")

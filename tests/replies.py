@@ -4,7 +4,7 @@ import functools
 import json
 
 from autograder.course.stages import STAGE_BY_ID
-from autograder.grading import feedback, judge, sandbox
+from autograder.grading import child, feedback, judge, sandbox
 from autograder.grading.judging import MEMO_POSITIONS
 from autograder.grading.plan import stage_plan
 from autograder.grading.record import Outcome, StageResult
@@ -29,10 +29,13 @@ def right_forms(stage_id: str, hidden: bool | None = False) -> dict[int, str]:
 
 def right_lines(stage_id: str, batches: int = 1, hidden: bool = False) -> list[dict]:
     """What a child of a perfect submission writes: the import line, batches of replies, done (the visible run's
-    by default, hidden: the hidden run's)."""
+    by default, hidden: the hidden run's).
+
+    At least batches of them, and more when the child would split them (at most Replies.BATCH replies a line).
+    """
     forms = right_forms(stage_id, hidden)
     ids = sorted(forms)
-    size = -(-len(ids) // batches)
+    size = min(-(-len(ids) // batches), child.Replies.BATCH)
     chunks = [ids[start : start + size] for start in range(0, len(ids), size)]
     return [
         {"import": "ok"},

@@ -29,7 +29,7 @@ RULES, SQUARE = STAGE_BY_ID["01_rules"], STAGE_BY_ID["05_winning_square"]
 # What each attacker's rules.py honestly earns (its to_move is right in these three, winner too in two;
 # the board attacks answer right, or nearly, but leave the boards changed).
 HONEST = {"network": RULES.points, "output_flood": RULES.points, "fork_setsid": RULES.points}
-HONEST.update(rewrite_board=RULES.points - 1, none_on_board=RULES.points - 2)
+HONEST.update(rewrite_board=RULES.points - 1, none_on_board=RULES.points - 2, linger=RULES.points)
 
 
 class Listener:
@@ -168,6 +168,63 @@ def test_reports_say_what_happened(bubblewrap_class):
     always_equal = stage_result("always_equal")[1]
     winner_test = next(t for t in always_equal["tests"] if t["extra_data"]["check"] == "winner/no-line")
     assert "object of type Anything" in winner_test["output"]
+
+
+def student_seconds(out: Path, student: str) -> float:
+    return json.loads((out / student / "results.json").read_text())["execution_time"]
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", "rlimits"])
+def test_a_stage_ends_when_the_child_has_answered_everything(tmp_path, isolation):
+    """Does a right rules.py that keeps its process alive (a non-daemon thread sleeping past the backstop, then
+    lightly busy; atexit; a setsid grandchild) get its marks in about a second, not after the wall-clock backstop
+    (32 s at --time-limit 2; up to four backstops before), nothing left running and the honest classmate unchanged?"""
+    if isolation == "bubblewrap" and sandbox.detect().level != "bubblewrap":
+        pytest.skip(f"bubblewrap isolation is not available here: {sandbox.detect().detail}")
+    if isolation == "rlimits" and os.geteuid() != 0:
+        pytest.skip("the fallback's unprivileged uid needs the grader to run as root")
+    write_student(tmp_path / "class" / "honest", perfect())
+    linger = {RULES.id: (HOSTILE / "linger.py").read_text(), SQUARE.id: reference(SQUARE.id)}
+    write_student(tmp_path / "class" / "lingering", linger, nested=False)
+    started = time.monotonic()
+    result = grade(tmp_path / "class", tmp_path / "out", "--time-limit", "2", env={"AUTOGRADE_ISOLATION": isolation})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert time.monotonic() - started < 60  # the whole batch (before: the lingering student alone took 32 s)
+    grades = read_grades(tmp_path / "out")
+    assert grades["honest"]["total"] == str(TOTAL_POINTS)
+    assert float(grades["lingering"]["01_rules"]) == RULES.points
+    assert float(grades["lingering"]["05_winning_square"]) == SQUARE.points
+    assert student_seconds(tmp_path / "out", "lingering") < 25  # about 2 s; below the 32 s it took before
+    assert no_survivors()
+
+
+SLEEPER = "import time\ntime.sleep(3600)\n"
+
+
+def test_a_students_stages_share_one_wall_clock_budget(tmp_path, monkeypatch):
+    """When a student's stages together use up their wall-clock budget (here set to a twentieth of a backstop),
+    is the stage running then stopped at what was left, are the later ones not run, each saying why, and is the
+    honest classmate graded unchanged with the usual budget?"""
+    from autograder.grading import grade as grading
+    from autograder.grading.sandbox import limits
+
+    isolation = sandbox.detect()
+    write_student(tmp_path / "sleepy", {RULES.id: SLEEPER, SQUARE.id: SLEEPER, "06_count_results": SLEEPER})
+    write_student(tmp_path / "honest", perfect())
+    with monkeypatch.context() as patched:
+        patched.setattr(limits, "STUDENT_BACKSTOPS", 0.05)  # 1.6 s at --time-limit 2
+        started = time.monotonic()
+        sleepy = grading.grade_student("sleepy", tmp_path / "sleepy", isolation, 2)
+        took = time.monotonic() - started
+    assert 1.6 <= took < 10, took
+    stages = sleepy.stages
+    assert stages[RULES.id].outcome == "timeout" and "all the student's stages" in stages[RULES.id].message
+    for stage_id in (SQUARE.id, "06_count_results"):
+        assert stages[stage_id].outcome == "timeout" and stages[stage_id].message.startswith("not run: "), stage_id
+    assert sleepy.total == 0
+    honest = grading.grade_student("honest", tmp_path / "honest", isolation, 2)
+    assert honest.total == TOTAL_POINTS and not honest.ungraded
+    assert no_survivors()
 
 
 # The fallback level (no bubblewrap): limits and an unprivileged uid still hold against process and

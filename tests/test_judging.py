@@ -28,7 +28,9 @@ from tests.replies import (
     encoded,
     judged,
     ran,
+    right_bytes,
     right_lines,
+    right_memo_bytes,
     right_memo_lines,
 )
 
@@ -88,8 +90,6 @@ ERROR = {"ok": False, "error": "ValueError", "message": "no"}
 VIOLATIONS = {
     "the import line is not first": lambda lines: encoded([lines[1], lines[0], *lines[2:]]),
     "the import line twice": lambda lines: encoded([lines[0], *lines]),
-    "a line after done": with_line(-1, {"done": True}),
-    "a batch after done": with_line(-1, {"ids": [], "values": [], "details": [{"id": 0, **ERROR}]}),
     "done before every call was answered": lambda lines: encoded([lines[0], lines[-1]]),
     "a step id not in the plan": with_line(1, {"ids": [10**6], "values": ["n"], "details": []}),
     "a negative step id": with_line(1, {"ids": [-1], "values": ["n"], "details": []}),
@@ -164,8 +164,19 @@ MEMO_VIOLATIONS = {
     "complete with answers missing": lambda lines: encoded([*lines[:2], {"again": [0], "complete": True}]),
     "more answers than boards": lambda lines: encoded([*lines[:2], {"again": [0] * 6000, "complete": False}]),
     "an answer that is not a score": lambda lines: encoded([*lines[:2], {"again": ["i0"], "complete": False}]),
-    "a line after done": lambda lines: encoded([*lines, {"done": True}]),
 }
+
+
+@pytest.mark.parametrize(
+    "after", [{"done": True}, {"ids": [], "values": [], "details": [{"id": 0, **ERROR}]}, "garbage"]
+)
+def test_what_follows_done_is_not_read(after):
+    """The run ends when the child has written done (the sandbox kills the rest): is anything after it ignored,
+    the same every time, in the stage's child and in the memo child?"""
+    tail = b"garbage\n" if after == "garbage" else encoded([after])
+    assert judged(RULES, right_bytes(RULES.id) + tail).score == RULES.points
+    memo = ran(right_memo_bytes() + tail)
+    assert judged(MEMO, encoded(right_lines(MEMO.id)), memo=memo).score == MEMO.points
 
 
 @pytest.mark.parametrize("violation", MEMO_VIOLATIONS, ids=lambda name: name.replace(" ", "-"))
@@ -219,13 +230,14 @@ def test_a_cancelled_run_is_never_judged():
 
 def test_student_strings_are_capped_and_cleaned():
     """Are huge names and messages holding lone surrogates and control characters cut and cleaned as they are read?"""
-    detail = {"ok": False, "error": "E" * 100_000 + UNSAFE, "message": UNSAFE * 10_000, "where": UNSAFE * 1000}
+    # Far over the caps, though within one line of the largest size the child writes (protocol.MAX_LINE).
+    detail = {"ok": False, "error": "E" * 100_000 + UNSAFE, "message": UNSAFE * 2000, "where": UNSAFE * 1000}
     result = judged(RULES, with_detail(**detail)(right_lines(RULES.id)))
     assert result.outcome == "error"
     assert_bounded(result)
     shown = next(t.output for t in result.tests if "raised" in t.output)
     assert "\ufffd" in shown and "\x1b" not in shown and "\u202e" not in shown
-    imported = {"import": "error", "error": UNSAFE * 5000, "message": UNSAFE * 10_000}
+    imported = {"import": "error", "error": UNSAFE * 1000, "message": UNSAFE * 3000}
     result = judged(RULES, encoded([imported]))
     assert result.outcome == "error" and "could not be imported" in result.message
     assert_bounded(result)
@@ -401,10 +413,10 @@ def test_a_function_not_written_yet_is_one_line():
     runs = []
     for hidden in (False, True):  # both runs: the hidden checks ask the visible boards and many more
         lines = right_lines(RULES.id, hidden=hidden)
-        batch = lines[1]
-        batch["details"] = [{"id": i, **error} for i in batch["ids"] if i in winner]
-        batch["values"] = [v for i, v in zip(batch["ids"], batch["values"], strict=True) if i not in winner]
-        batch["ids"] = [i for i in batch["ids"] if i not in winner]
+        for batch in lines[1:-1]:
+            batch["details"] = [{"id": i, **error} for i in batch["ids"] if i in winner]
+            batch["values"] = [v for i, v in zip(batch["ids"], batch["values"], strict=True) if i not in winner]
+            batch["ids"] = [i for i in batch["ids"] if i not in winner]
         runs.append(encoded(lines))
     result = judged(RULES, runs[0], hidden=ran(runs[1]))
     calls = {check.id for check in stage_checks(RULES.id) if check.kind == "calls" and check.function == "winner"}

@@ -4,6 +4,8 @@ The canned, deterministic cases of the protocol are in tests/test_judging.py (in
 """
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,7 @@ from tests.replies import (
 )
 
 HOSTILE = Path(__file__).parent / "hostile"
+ROOT = Path(__file__).resolve().parents[1]
 PLAIN_MINIMAX_POINTS = 12  # what plain minimax (no memo) honestly earns on 04_memoization
 
 
@@ -248,14 +251,12 @@ def test_a_forged_memo_report_earns_nothing(attack, tmp_path):
     source = (HOSTILE / "memoization" / "forge_report.py").read_text()
     assert source.endswith(FORGE_EXIT)
     if attack == "forge_then_real":  # the forged report, then the child carries on and writes its real one
-        source = source.removesuffix(FORGE_EXIT) + '    forge(JOB["memo"])\n'
+        source = source.removesuffix(FORGE_EXIT) + '    forge(JOB["memo"])\n'  # (not read: it follows done)
     (tmp_path / "memoization.py").write_text(source)
     result = grade_hostile(MEMO, tmp_path / "memoization.py", seconds=2)  # the memo child needs <1 s
     assert result.score <= PLAIN_MINIMAX_POINTS
     memo = [test for test in result.tests if test.check in ("memo/size", "memo/speed")]
     assert all(test.score == 0 for test in memo), [(t.check, t.output) for t in memo]
-    if attack == "forge_then_real":
-        assert result.outcome == "tampered"
 
 
 def test_a_board_rewritten_to_join_the_same_loses_its_point():
@@ -279,3 +280,89 @@ def test_a_huge_exception_name_stays_small():
     result = grade_hostile(RULES, HOSTILE / "huge_error.py")
     assert result.score == 0 and result.outcome == "error"
     assert sum(len(test.output) for test in result.tests) < 20_000
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The grader's own memory: bounded by the plan, whatever the child sends
+
+MEMO_START = '{\\"memo\\": true, \\"ok\\": true, \\"boards\\": ['
+FLOODS = {  # 64 MiB on the reply channel after the import line, each well-formed as far as it goes
+    "5.6 million call ids": "batch(range(n * 20000, (n + 1) * 20000))",
+    "ids not in the plan": "batch(range(10**6 + n * 100, 10**6 + (n + 1) * 100))",
+    "one id again and again": "batch([0])",
+    "one line that never ends": '\'"\' + \'x\' * 65536 if n else \'{"ids": [], "values": [], "details": [{"m": \'',
+    "JSON nested 64 MiB deep": "'[' * 65536",
+    "an int of 64 MiB digits": "('{\"ids\": [' if n == 0 else '') + '9' * 65536",
+    "a memo of 10 million keys": f"('{MEMO_START}' if n == 0 else '') + '\"XO       \", ' * 5000",
+}
+RSS_SCRIPT = """
+import json, resource, sys
+from autograder.grading.plan import stage_plan
+from autograder.grading.protocol import ReplyReader
+plan = stage_plan(sys.argv[2])
+def batch(ids):
+    ids = list(ids)
+    return json.dumps({{"ids": ids, "values": ["i0"] * len(ids), "details": []}}) + "\\n"
+reader = ReplyReader(plan, memo=sys.argv[2] == "04_memoization")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+sent, n, over = 0, 0, reader.feed(b'{{"import": "ok"}}\\n')
+while sent < 64 << 20 and not over:
+    chunk = ({flood}).encode()
+    for start in range(0, len(chunk), 1 << 16):  # as the supervisor reads the pipe
+        over = over or reader.feed(chunk[start : start + (1 << 16)])
+    sent, n = sent + len(chunk), n + 1
+replies = reader.finish(killed=True)
+growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(json.dumps({{"growth_kib": growth, "sent": sent, "tampered": replies.tampered, "kept": len(replies.values)}}))
+"""
+
+
+@pytest.mark.parametrize("flood", FLOODS, ids=lambda name: name.replace(" ", "-"))
+def test_a_flood_of_replies_is_stopped_with_little_memory(flood):
+    """Is a reply channel that sends far more than the plan could need called tampering as soon as it does, the
+    grader's peak memory growing by a few MiB at most (it was 577 MiB for 5.6 million call ids)?"""
+    stage = "04_memoization" if "memo" in flood else RULES.id
+    script = RSS_SCRIPT.format(flood=FLOODS[flood])
+    done = subprocess.run([sys.executable, "-c", script, "", stage], capture_output=True, text=True, check=True)
+    found = json.loads(done.stdout)
+    assert found["tampered"], found
+    assert found["growth_kib"] < 16 << 10, found  # a MiB or two measured; before, hundreds of MiB
+    assert found["sent"] < 2 << 20 and found["kept"] <= len(stage_plan(stage).steps), found
+
+
+GRADE_SCRIPT = """
+import json, resource, sys
+from autograder.course.stages import STAGE_BY_ID
+from autograder.grading import judge
+from tests.classes import reference
+stage = STAGE_BY_ID["01_rules"]
+honest = judge.grade_stage(stage, reference(stage.id), seconds=2)  # the grader's own memory, warmed up
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # ours only: the sandboxed child is not counted
+hostile = judge.grade_stage(stage, sys.argv[1], seconds=2)
+growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+again = judge.grade_stage(stage, reference(stage.id), seconds=2)
+print(json.dumps({"growth_kib": growth, "hostile": [hostile.score, hostile.outcome, hostile.seconds],
+                  "honest": [honest.score, again.score, again.outcome]}))
+"""
+FLOODING_MODULE = """
+import json, os
+line = (json.dumps({"ids": list(range(20000)), "values": ["i0"] * 20000, "details": []}) + "\\n").encode()
+os.write(3, b'{"import": "ok"}\\n')
+for _ in range((64 << 20) // len(line)):  # 5.6 million call ids in well-formed batches, then more
+    os.write(3, line)
+while True:
+    os.write(3, line)
+"""
+
+
+def test_a_flooding_child_costs_the_grader_no_memory():
+    """Graded for real (sandboxed child, reply pipe), does a module that writes 64 MiB of well-formed replies get
+    tampered, at once, the grader's peak memory growing by a few MiB at most, and an honest module still full marks?"""
+    script = GRADE_SCRIPT
+    done = subprocess.run(
+        [sys.executable, "-c", script, FLOODING_MODULE], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    found = json.loads(done.stdout)
+    assert found["hostile"][:2] == [0, "tampered"] and found["hostile"][2] < 10, found
+    assert found["honest"] == [RULES.points, RULES.points, "passed"], found
+    assert found["growth_kib"] < 16 << 10, found

@@ -491,6 +491,95 @@ def test_wall_backstop_is_generous():
     assert all(sandbox.wall_backstop(s) >= 3 * s for s in (0.5, 10, 100))
 
 
+class LastLine:
+    """A reader of the reply channel (what run() is given): done once the line "last" has arrived."""
+
+    def __init__(self):
+        self.seen = b""
+
+    def feed(self, data: bytes) -> bool:
+        self.seen = (self.seen + data)[-64:]
+        return b"last\n" in self.seen
+
+
+LINGER = """
+import atexit, os, signal, threading, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+def trickle():  # sleeps, with short bursts of CPU between (what a lingering helper thread might do)
+    while True:
+        end = time.process_time() + 0.005
+        while time.process_time() < end:
+            pass
+        time.sleep(0.05)
+threading.Thread(target=trickle).start()  # not a daemon: the interpreter would wait for it at exit
+atexit.register(time.sleep, 3600)
+try:
+    if os.fork() == 0:
+        os.setsid()
+        trickle()
+except OSError:
+    pass  # without cgroups a run cannot fork
+os.write(3, b"last\\n")
+os.close(1)
+os.close(2)
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_run_ends_at_once_when_the_child_is_done(level):
+    """Once the reader has the child's last line, is every process killed at once (a non-daemon thread, an atexit
+    handler, a setsid grandchild, stdout closed early), with status done, long before any backstop?"""
+    token = uuid.uuid4().hex
+    reader = LastLine()
+    outcome = sandbox.run({f"linger_{token}.py": LINGER.encode()}, f"linger_{token}.py", b"", QUICK, level, reader)
+    assert (outcome.status, outcome.returncode, outcome.reply) == ("done", None, b""), outcome
+    assert outcome.wall_seconds < 2
+    assert survivors(token) == []
+    honest = run("import os\nos.write(3, b'last\\n')\n", level)  # without a reader: as before
+    assert (honest.status, honest.reply) == ("exited", b"last\n")
+
+
+BURSTS = """
+import time
+while True:  # mostly asleep, with bursts of CPU: about 0.1 CPU seconds a second, twice the old "computing" rate
+    end = time.process_time() + 0.01
+    while time.process_time() < end:
+        pass
+    time.sleep(0.09)
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_short_bursts_between_sleeps_are_waiting(level):
+    """Is a run that mostly sleeps, with short bursts of CPU, stopped at its backstop as waiting (not kept going
+    as if it computed, up to its CPU limit or a multiple of the backstop)?"""
+    outcome = run(BURSTS, level, Limits(cpu_seconds=30, wall_seconds=1))
+    assert outcome.status == "waiting", outcome
+    assert 1 <= outcome.wall_seconds < 3 and outcome.cpu_seconds < 1
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_hard_bound_stops_a_run_that_keeps_computing(level):
+    """Is a run that computes (half a core, so past its backstop) stopped at the hard bound it was given (what is
+    left of a student's budget), with a detail saying so, though CPU time remains?"""
+    code = BURSTS.replace("0.01", "0.05").replace("0.09", "0.05")
+    outcome = run(code, level, Limits(cpu_seconds=30, wall_seconds=1, wall_cap=2.5))
+    assert outcome.status == "timeout" and outcome.detail.startswith(sandbox.run_result.WALL_CAP), outcome
+    assert "all the student's stages" in outcome.detail
+    assert 2.5 <= outcome.wall_seconds < 4 and outcome.cpu_seconds < 2
+
+
+def test_the_hard_bound_leaves_a_computing_run_its_cpu_time():
+    """Does the hard bound leave a run that computes at a quarter core or more all along its whole CPU limit, and
+    is it far below the old four backstops (720 s at the default 60 s)?"""
+    for seconds in (0.5, 2, 10, 60, 3600):
+        limits = Limits(cpu_seconds=seconds, wall_seconds=sandbox.wall_backstop(seconds))
+        assert sandbox.hard_cap(limits) >= seconds / 0.25
+    assert sandbox.hard_cap(Limits(60, sandbox.wall_backstop(60))) == 420
+    assert sandbox.hard_cap(Limits(60, 180, wall_cap=50)) == 50
+    assert sandbox.student_budget(60) == 720 and sandbox.student_budget(2) == 128
+
+
 STOP_ALL = """
 import sys, threading, time
 sys.path.insert(0, {root!r})

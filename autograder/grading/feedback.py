@@ -62,6 +62,13 @@ def waited(wall_seconds: float) -> str:
     return f"the program was waiting (sleeping or blocked), not computing, for {wall_seconds:g} s"
 
 
+def out_of_budget(budget: float) -> str:
+    return (
+        f"not run: the student's stages together used their wall-clock time of {budget:g} s "
+        "(earlier stages waited or ran long)"
+    )
+
+
 def wrote_too_much() -> str:
     return "the program wrote too much and was stopped"
 

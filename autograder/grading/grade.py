@@ -32,7 +32,7 @@ from autograder.admin.policy import PolicyError
 from autograder.admin.roster import RosterError
 from autograder.admin.submitted import NO_TIME
 from autograder.course.stages import ROOT, STAGES
-from autograder.grading import exposure, sandbox, shards
+from autograder.grading import exposure, feedback, sandbox, shards
 from autograder.grading.intake import repositories
 from autograder.grading.judge import DEFAULT_SECONDS, Cancelled, grade_stage
 from autograder.grading.judging import fail_all
@@ -99,6 +99,8 @@ def grade_submission(
     Raises Cancelled once stop is set (the run was interrupted), GradingFailure when the grader itself failed.
     """
     started = time.perf_counter()
+    budget = sandbox.student_budget(seconds)  # wall-clock time for all the stages together, however they use it
+    deadline = time.monotonic() + budget
     stages: dict[str, StageResult] = {}
     for stage in STAGES:
         if stop is not None and stop.is_set():
@@ -113,8 +115,12 @@ def grade_submission(
             )
             continue
         source = submission.sources[stage.id]
+        wall_left = deadline - time.monotonic()
+        if wall_left <= 0:
+            stages[stage.id] = fail_all(stage, Outcome.TIMEOUT, feedback.out_of_budget(budget), phase="import")
+            continue
         try:
-            result = grade_stage(stage, source.text, isolation, seconds)
+            result = grade_stage(stage, source.text, isolation, seconds, wall_left)
         except Cancelled:
             raise
         except Exception as error:

@@ -23,7 +23,7 @@ from autograder.course.stages import Stage
 from autograder.grading import feedback, sandbox
 from autograder.grading.judging import Unanswered, fail_all, judge_calls, judge_memo, judge_unchanged, unanswered
 from autograder.grading.plan import AGAIN_SECONDS, CALL_SECONDS, MEMO_KINDS, stage_plan
-from autograder.grading.protocol import Replies, parse_replies
+from autograder.grading.protocol import Replies, ReplyReader, parse_replies
 from autograder.grading.record import Outcome, StageResult
 
 DEFAULT_SECONDS = 60  # CPU seconds per stage; the slowest honest answers (plain searches in slow Python) need about 10
@@ -34,13 +34,14 @@ class Cancelled(Exception):
     """The run was stopped from outside (sandbox.stop_all, e.g. Ctrl-C): there is no result to store."""
 
 
-def stage_limits(seconds: float = DEFAULT_SECONDS) -> sandbox.Limits:
+def stage_limits(seconds: float = DEFAULT_SECONDS, wall_left: float | None = None) -> sandbox.Limits:
     # CPU time of all the stage's processes decides; the wall clock is only a backstop for code that sleeps or blocks.
-    return sandbox.Limits(cpu_seconds=seconds, wall_seconds=sandbox.wall_backstop(seconds))
+    # wall_left: what is left of the student's wall-clock budget, a hard bound for this run.
+    return sandbox.Limits(cpu_seconds=seconds, wall_seconds=sandbox.wall_backstop(seconds), wall_cap=wall_left)
 
 
-def memo_limits(seconds: float = DEFAULT_SECONDS) -> sandbox.Limits:
-    return stage_limits(min(seconds, MEMO_CPU_CAP))
+def memo_limits(seconds: float = DEFAULT_SECONDS, wall_left: float | None = None) -> sandbox.Limits:
+    return stage_limits(min(seconds, MEMO_CPU_CAP), wall_left)
 
 
 @functools.cache
@@ -49,7 +50,7 @@ def child_source() -> bytes:
 
 
 def _killed(run: sandbox.RunResult) -> bool:
-    return run.status != "exited"
+    return run.status not in ("exited", "done")
 
 
 def judge_stage(
@@ -61,10 +62,15 @@ def judge_stage(
     seconds: float = DEFAULT_SECONDS,
     hidden_run: sandbox.RunResult | None = None,
     hidden_limits: sandbox.Limits | None = None,
+    replies: Replies | None = None,
+    memo_replies: Replies | None = None,
+    hidden_replies: Replies | None = None,
 ) -> StageResult:
     """Judge what the stage's children reported: the visible run (run), the hidden run and the memo child.
 
     A stage whose plan has hidden steps needs its hidden run; without one its hidden calls count as never answered.
+    replies, memo_replies, hidden_replies: what ReplyReaders read during the runs; without them, the runs' reply
+    bytes are read.
     """
     runs = [one for one in (run, memo_run, hidden_run) if one is not None]
     if any(one.status == "cancelled" for one in runs):
@@ -72,9 +78,13 @@ def judge_stage(
     checks = stage_checks(stage.id)
     plan = stage_plan(stage.id)
     elapsed, cpu = sum(one.wall_seconds for one in runs), sum(one.cpu_seconds for one in runs)
-    replies = parse_replies(run.reply, plan, _killed(run), ids=plan.visible_ids)
-    memo_replies = parse_replies(memo_run.reply, plan, _killed(memo_run), memo=True) if memo_run else None
-    hidden = parse_replies(hidden_run.reply, plan, _killed(hidden_run), ids=plan.hidden_ids) if hidden_run else None
+    if replies is None:
+        replies = parse_replies(run.reply, plan, _killed(run), ids=plan.visible_ids)
+    if memo_replies is None and memo_run is not None:
+        memo_replies = parse_replies(memo_run.reply, plan, _killed(memo_run), memo=True)
+    hidden = hidden_replies
+    if hidden is None and hidden_run is not None:
+        hidden = parse_replies(hidden_run.reply, plan, _killed(hidden_run), ids=plan.hidden_ids)
     tampered = feedback.tampered(replies.tampered) if replies.tampered else ""
     if memo_replies is not None and memo_replies.tampered:
         tampered = tampered or feedback.tampered(memo_replies.tampered, in_memo_child=True)
@@ -192,29 +202,47 @@ def _source_bytes(source: str) -> bytes:
 
 
 def grade_stage(
-    stage: Stage, source: str, isolation: "sandbox.Isolation | None" = None, seconds: float = DEFAULT_SECONDS
+    stage: Stage,
+    source: str,
+    isolation: "sandbox.Isolation | None" = None,
+    seconds: float = DEFAULT_SECONDS,
+    wall_left: float | None = None,
 ) -> StageResult:
     """Run the student's module for one stage in a sandboxed child (two for the memo stage) and judge every check.
 
-    Raises Cancelled when the sandbox was stopped from outside: such a stage has no result.
+    wall_left: what is left of the student's wall-clock budget (sandbox.student_budget), a hard bound for the
+    stage's runs together. Raises Cancelled when the sandbox was stopped from outside: such a stage has no result.
     """
     plan = stage_plan(stage.id)
     files = {"child.py": child_source(), stage.filename: _source_bytes(source)}
-    memo_run = memo_limit = None
+    memo_run = memo_limit = memo_replies = None
     if plan.memo_job is not None:
         # First, within the stage's time: the memo experiment, in a child whose CPU time only the sandbox measures.
-        memo_limit = memo_limits(seconds)
-        memo_run = sandbox.run(files, "child.py", plan.memo_job, memo_limit, isolation)
+        memo_limit = memo_limits(seconds, wall_left)
+        memo_reader = ReplyReader(plan, memo=True)
+        memo_run = sandbox.run(files, "child.py", plan.memo_job, memo_limit, isolation, memo_reader)
         if memo_run.status == "cancelled":
             raise Cancelled(stage.id)
-    limits = stage_limits(max(seconds - (memo_run.cpu_seconds if memo_run else 0.0), 0.01))
-    run = sandbox.run(files, "child.py", plan.job, limits, isolation)
-    hidden_run = hidden_limit = None
-    if plan.hidden_ids and run.status != "cancelled" and run.reply.startswith(b'{"import": "ok"}\n'):
+        memo_replies = memo_reader.finish(_killed(memo_run))
+        if wall_left is not None:
+            wall_left = max(wall_left - memo_run.wall_seconds, 0.0)
+    limits = stage_limits(max(seconds - (memo_run.cpu_seconds if memo_run else 0.0), 0.01), wall_left)
+    reader = ReplyReader(plan, ids=plan.visible_ids)  # read as they arrive: the grader holds no more than asked
+    run = sandbox.run(files, "child.py", plan.job, limits, isolation, reader)
+    replies = reader.finish(_killed(run))
+    hidden_run = hidden_limit = hidden_replies = None
+    if plan.hidden_ids and run.status != "cancelled" and (replies.imported or {}).get("import") == "ok":
         # After the visible run, so no child whose texts are shown starts after one that saw a hidden board.
-        hidden_limit = stage_limits(max(limits.cpu_seconds - run.cpu_seconds, 0.01))
-        hidden_run = sandbox.run(files, "child.py", plan.hidden_job, hidden_limit, isolation)
-    result = judge_stage(stage, run, limits, memo_run, memo_limit, seconds, hidden_run, hidden_limit)
+        if wall_left is not None:
+            wall_left = max(wall_left - run.wall_seconds, 0.0)
+        hidden_limit = stage_limits(max(limits.cpu_seconds - run.cpu_seconds, 0.01), wall_left)
+        hidden_reader = ReplyReader(plan, ids=plan.hidden_ids)
+        hidden_run = sandbox.run(files, "child.py", plan.hidden_job, hidden_limit, isolation, hidden_reader)
+        hidden_replies = hidden_reader.finish(_killed(hidden_run))
+    result = judge_stage(
+        stage, run, limits, memo_run, memo_limit, seconds, hidden_run, hidden_limit, replies, memo_replies,
+        hidden_replies,
+    )  # fmt: skip
     if result.score == 0 and is_starter(stage, source):
         result.starter = True
     return result

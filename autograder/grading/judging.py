@@ -15,7 +15,7 @@ from autograder.grading.feedback import Problem
 from autograder.grading.plan import AGAIN_SECONDS, PRUNE_SECONDS, Plan
 from autograder.grading.protocol import Replies, decode
 from autograder.grading.record import Mistake, Outcome, StageResult, TestResult
-from autograder.grading.sandbox.run_result import memory_detail
+from autograder.grading.sandbox.run_result import WALL_CAP, memory_detail
 
 MEMO_POSITIONS = 5478
 MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,000 calls; plain minimax 549,946
@@ -58,6 +58,8 @@ def unanswered(run, limits, seconds: float, what: str = "the stage", hidden: boo
     an exit code): only the kind of ending and the grader's own limits.
     """
     # The sandbox ends a run at its CPU limit itself; SIGXCPU is the per-process limit kept as a backstop.
+    if run.status == "timeout" and run.detail.startswith(WALL_CAP):
+        return Unanswered(Outcome.TIMEOUT, feedback.stopped(run.detail))
     if run.status == "timeout" or (run.status == "killed" and run.returncode == -signal.SIGXCPU):
         return Unanswered(Outcome.TIMEOUT, feedback.out_of_cpu(what, seconds))
     if run.status == "waiting":

@@ -4,6 +4,11 @@ Student code shares the child's process, so the child's lines are read as what a
 the import line, then batches of replies (or, from the memo experiment's child, its report and the scoring
 again), then {"done": true}, and nothing else. Any departure from what child.py writes is Tampered. Every
 string is capped and cleaned as it is read, and values come back from the child's exact-type encoding.
+
+The channel is read as it arrives (ReplyReader, fed by the sandbox's supervisor): one line at most is held,
+and reading stops (tampered) at the first line longer than the child ever writes, id not in the plan, id
+answered twice or more answers than the plan has calls, so what the grader holds is bounded by the plan,
+not by what the child sends. The run ends as soon as the last line the child writes has arrived.
 """
 
 import json
@@ -12,6 +17,7 @@ from dataclasses import dataclass, field
 
 from autograder.grading.child import (
     ERROR_CAP,
+    LINE_BUDGET,
     MAX_ITEMS,
     MEMO_ENTRIES,
     MESSAGE_CAP,
@@ -23,7 +29,12 @@ from autograder.grading.child import (
 )
 from autograder.grading.plan import Plan
 
-MAX_LINE = 1 << 20  # bytes of one reply line; the child sends at most about a quarter of that
+# The largest reply the child writes for one call: an error (its three texts) or a changed board (two values),
+# every character at most 12 bytes in JSON (a surrogate pair), plus the field names.
+_ONE_REPLY = 12 * max(ERROR_CAP + MESSAGE_CAP + WHERE_CAP, 2 * VALUE_CAP) + 200
+# Bytes of one reply line: the child sends a batch before it grows past LINE_BUDGET, so no line it writes is
+# longer than that plus one reply (the memo report, at most MEMO_ENTRIES short entries, is far smaller).
+MAX_LINE = LINE_BUDGET + 2 * _ONE_REPLY
 
 
 class Tampered(Exception):
@@ -73,15 +84,57 @@ def parse_replies(
 
     killed: the run was stopped (time, memory, output), so a last line cut short is expected and ignored.
     ids: the steps of the child's job (plan.visible_ids or plan.hidden_ids; all of the plan's by default): a
-    reply to any other step is tampering. Any other departure from what child.py writes sets tampered and
-    stops reading.
+    reply to any other step is tampering. Any other departure from what child.py writes sets tampered and stops
+    reading. What follows the last line the child writes is not read (the sandbox stops the run there).
     """
-    replies = Replies()
-    try:
-        _Reader(plan, replies, memo, plan.step_ids if ids is None else ids).read(raw, killed)
-    except Tampered as error:
-        replies.tampered = clean(str(error), 200)
-    return replies
+    reader = ReplyReader(plan, memo, ids)
+    reader.feed(raw)
+    return reader.finish(killed)
+
+
+class ReplyReader:
+    """The reply channel read as it arrives: feed() each chunk, finish() once the run is over.
+
+    At most one line is held (MAX_LINE), and what is kept grows only with answers to calls of the plan.
+    """
+
+    def __init__(self, plan: Plan, memo: bool = False, ids: frozenset[int] | None = None):
+        self.replies = Replies()
+        self.reader = _Reader(plan, self.replies, memo, plan.step_ids if ids is None else ids)
+        self.pending = bytearray()  # the start of a line whose end has not arrived yet
+        self.over = False  # the last line arrived, or the protocol was broken: nothing more is read
+
+    def feed(self, data: bytes) -> bool:
+        """Read a chunk; True once nothing more is read (the child wrote its last line, or broke the protocol)."""
+        if self.over:
+            return True
+        try:
+            start = 0
+            while (end := data.find(b"\n", start)) >= 0:
+                self._room(end - start)
+                text, start = bytes(self.pending) + data[start:end], end + 1
+                self.pending.clear()
+                self.reader.take(text)
+                if self.reader.state == "end":
+                    self.over = True  # anything after the last line is not the child's
+                    return True
+            self._room(len(data) - start)
+            self.pending += data[start:]
+        except Tampered as error:
+            self.replies.tampered, self.over = clean(str(error), 200), True
+        return self.over
+
+    def _room(self, more: int) -> None:
+        if len(self.pending) + more > MAX_LINE:
+            self.pending.clear()
+            raise Tampered(f"line {self.reader.line + 1} is longer than {MAX_LINE} bytes")
+
+    def finish(self, killed: bool) -> Replies:
+        """What was read. killed: the run was stopped, so a last line cut short is expected and ignored."""
+        if not self.over and self.pending and not killed:
+            self.replies.tampered = "the last line has no end, though the program was not stopped"
+        self.over, self.pending = True, bytearray()
+        return self.replies
 
 
 class _Reader:
@@ -91,17 +144,11 @@ class _Reader:
         self.after_import = "memo" if memo else "steps"
         self.line = 0
 
-    def read(self, raw: bytes, killed: bool) -> None:
-        lines = raw.split(b"\n")
-        if lines[-1] and not killed:
-            raise Tampered("the last line has no end, though the program was not stopped")
-        for self.line, text in enumerate(lines[:-1], start=1):  # the last item is b"" or a line cut short
-            if len(text) > MAX_LINE:
-                raise Tampered(f"line {self.line} is longer than {MAX_LINE} bytes")
-            message = self.load(text)
-            getattr(self, "on_" + self.state)(message)
-        if not self.replies.values.keys() <= self.ids:  # ints only, so a bool or 1.0 cannot pass for 1
-            raise Tampered("a call id that is not in the job")
+    def take(self, text: bytes) -> None:
+        """One whole line (without its newline)."""
+        self.line += 1
+        message = self.load(text)
+        getattr(self, "on_" + self.state)(message)
 
     def fail(self, why: str):
         raise Tampered(f"line {self.line}: {why}")
@@ -189,9 +236,6 @@ class _Reader:
             self.fail("expected done")
         self.replies.done, self.state = True, "end"
 
-    def on_end(self, message: dict) -> None:
-        self.fail("a line after the last one the child writes")
-
     # The parts of a line
 
     def expect(self, message: dict, keys: set[str]) -> None:
@@ -226,8 +270,12 @@ class _Reader:
         if not ids and not details:
             self.fail("an empty batch")
         if ids:
-            if set(map(type, ids)) != {int}:
+            if set(map(type, ids)) != {int}:  # ints only, so a bool or 1.0 cannot pass for 1
                 self.fail("a call id that is not an int")
+            if len(ids) + len(self.replies.values) + len(self.replies.details) > len(self.ids):
+                self.fail("more answers than the job has calls")
+            if not self.ids.issuperset(ids):
+                self.fail("a call id that is not in the job")
             try:
                 unknown = set(values) - plan.forms  # the right answers are known to be well-formed
             except TypeError:  # a list or an object: not hashable, so certainly not an encoding

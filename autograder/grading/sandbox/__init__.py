@@ -17,7 +17,9 @@ cgroup, entered by a tiny /bin/sh wrapper before anything else runs, with the me
 whole run, the same CPU weight as every other run (so forking busy processes in sessions of their own wins no
 CPU), and CPU accounting the parent reads while it supervises: the run is stopped when all its processes together
 used limits.cpu_seconds. Without cgroups a run cannot fork at all (RLIMIT_NPROC 0 right before Python starts), so
-the per-process limits are the whole run's. The wall clock is only a backstop for code that sleeps or blocks.
+the per-process limits are the whole run's. The wall clock is only a backstop for code that sleeps or blocks,
+with a hard bound (limits.hard_cap) that no trickle of CPU time extends; a run also ends as soon as its reader
+(protocol.ReplyReader) has the child's last line, every process it left behind killed at once.
 When a run ends, every process it started goes with it (the cgroup, the pid namespace under bubblewrap, a
 `kill -KILL -1` as the run's uid at the rlimits level), and so does whatever its uid left behind (files in the
 shared folders, SysV IPC objects). The child gets stdin from a file, stdout+stderr on one capped pipe and a reply
@@ -38,7 +40,7 @@ from autograder.grading.sandbox.cgroups import cgroups_in_use
 from autograder.grading.sandbox.fallback import hide, shared_places
 from autograder.grading.sandbox.host import child_python, is_root
 from autograder.grading.sandbox.isolation import Isolation
-from autograder.grading.sandbox.limits import TMPFS_BYTES, Limits, wall_backstop
+from autograder.grading.sandbox.limits import TMPFS_BYTES, Limits, hard_cap, student_budget, wall_backstop
 from autograder.grading.sandbox.run_result import RunResult
 from autograder.grading.sandbox.runner import detect, run
 from autograder.grading.sandbox.stopping import stop_all
@@ -55,10 +57,12 @@ __all__ = [
     "cgroups_in_use",
     "child_python",
     "detect",
+    "hard_cap",
     "hide",
     "is_root",
     "run",
     "shared_places",
     "stop_all",
+    "student_budget",
     "wall_backstop",
 ]

@@ -1,4 +1,5 @@
-"""What a run may use: the Limits of one run, the wall-clock backstop that goes with a CPU limit, the /tmp size."""
+"""What a run may use: the Limits of one run, the wall-clock backstop and hard bound that go with a CPU limit, a
+student's wall-clock budget, the /tmp size."""
 
 from __future__ import annotations
 
@@ -15,12 +16,38 @@ class Limits:
     output_bytes: int = 256 << 10  # stdout+stderr kept; further output is read and discarded
     file_bytes: int = 16 << 20  # RLIMIT_FSIZE
     processes: int = 64  # processes of the whole run (cgroup pids), and RLIMIT_NPROC for the unprivileged uid
+    wall_cap: float | None = None  # a hard wall-clock bound below hard_cap's (what is left of a student's budget)
+
+
+# Past its backstop a run goes on only while it computes at least this many CPU seconds a second (so a run that
+# mostly sleeps, with short bursts, is stopped as waiting); at that rate hard_cap() leaves it its whole CPU limit.
+COMPUTING_RATE = 0.25
+STUDENT_BACKSTOPS = 4  # a student's stages together get this many stage backstops of wall-clock time
+
+
+def hard_cap(limits: Limits) -> float:
+    """The wall-clock time after which a run is stopped whatever it does (no CPU trickle extends it).
+
+    The backstop plus the time the CPU limit takes at COMPUTING_RATE: a run that computed at that rate or faster
+    all along has used its whole CPU limit by then (420 s at the default 60 s, which has a 180 s backstop).
+    """
+    cap = limits.wall_seconds + limits.cpu_seconds / COMPUTING_RATE
+    return cap if limits.wall_cap is None else max(0.0, min(cap, limits.wall_cap))
+
+
+def student_budget(cpu_seconds: float) -> float:
+    """Wall-clock seconds for all of one student's stages together, from the CPU limit per stage (--time-limit).
+
+    720 s at the default 60 s: more than 10 stages that each use their whole CPU limit need on a free core, far
+    less than 10 stages that each sleep to their backstop (1,800 s) or trickle to their hard cap (4,200 s).
+    """
+    return STUDENT_BACKSTOPS * wall_backstop(cpu_seconds)
 
 
 def wall_backstop(cpu_seconds: float) -> float:
     """The wall-clock limit that goes with a CPU limit: how long a run that sleeps or blocks may take.
 
     It never decides a run that computes: when it runs out the supervisor looks at whether the run is computing
-    and, if so, lets it go on (up to supervisor._CAP_FACTOR times this) until its CPU time decides.
+    (COMPUTING_RATE) and, if so, lets it go on until its CPU time decides, up to hard_cap().
     """
     return max(cpu_seconds * 3, cpu_seconds + 30)

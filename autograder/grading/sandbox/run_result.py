@@ -10,14 +10,22 @@ from autograder.grading.sandbox.limits import Limits
 
 @dataclass
 class RunResult:
-    # "exited" | "timeout" | "waiting" | "killed" | "output-limit" | "cancelled" | "sandbox-error"
+    # "exited" | "done" | "timeout" | "waiting" | "killed" | "output-limit" | "cancelled" | "sandbox-error"
+    # ("done": the reader given to run() had read all it needs, e.g. the child's last line, and the rest was killed)
     status: str
     returncode: int | None  # exit code, or minus the signal number when killed by a signal
-    reply: bytes  # what the child wrote to file descriptor 3 (at most supervisor.REPLY_CAP)
+    reply: bytes  # what the child wrote to file descriptor 3 (at most supervisor.REPLY_CAP; b"" with a reader)
     output: bytes  # stdout+stderr, at most limits.output_bytes
     wall_seconds: float
     cpu_seconds: float  # all the run's processes (the cgroup's); without cgroups the reaped child's (it cannot fork)
     detail: str  # one sentence explaining a non-"exited" status (or noting discarded output)
+
+
+WALL_CAP = "the hard wall-clock bound"  # how the detail of a run stopped by it begins
+
+
+def done_detail() -> str:
+    return "its reply was complete, so whatever it still ran was stopped"
 
 
 def cpu_detail(limits: Limits) -> str:

@@ -80,9 +80,19 @@ def _high(fd: int) -> int:
 
 
 def run(
-    files: dict[str, bytes], script: str, stdin: bytes, limits: Limits, isolation: Isolation | None = None
+    files: dict[str, bytes],
+    script: str,
+    stdin: bytes,
+    limits: Limits,
+    isolation: Isolation | None = None,
+    reader=None,
 ) -> RunResult:
-    """Run `python -I -S script` in a fresh folder holding files, under the isolation given (or detected)."""
+    """Run `python -I -S script` in a fresh folder holding files, under the isolation given (or detected).
+
+    reader: an object whose feed(chunk) reads the reply channel as it arrives (nothing of it is kept here) and
+    returns True once it has all it needs (e.g. protocol.ReplyReader): then every process of the run is killed
+    at once, whatever it still does, and the status is "done".
+    """
     for name in files:
         check_name(name)
     check_name(script)
@@ -113,7 +123,7 @@ def run(
                 raise RuntimeError(f"cgroup {isolation.cgroups} asked for, but {reason or 'not the one in use'}")
             extra = BWRAP_PROCESSES if isolation.level == "bubblewrap" else 0
             group = tree.create(limits, extra)
-        return _run(base, files, script, stdin, limits, isolation, uid, group)
+        return _run(base, files, script, stdin, limits, isolation, uid, group, reader)
     except Stopped:
         return _cancelled(started)
     except Exception as error:  # a failure of ours, not of the child: say so rather than crash a grading thread
@@ -142,6 +152,7 @@ def _run(
     isolation: Isolation,
     uid: int | None,
     group: Group | None,
+    reader=None,
 ) -> RunResult:
     python, prefix = child_python()
     folder, tmp = prepare(base, files, uid)
@@ -215,7 +226,7 @@ def _run(
         finally:
             for fd in (in_fd, out_w, reply_w):
                 os.close(fd)
-        run = Supervisor(pid, out_r, reply_r, limits, isolation, uid, group, watch)
+        run = Supervisor(pid, out_r, reply_r, limits, isolation, uid, group, watch, reader)
         outcome = run.supervise()
         if outcome.returncode == WRAPPER_FAILED and token.encode() in outcome.output:
             text = outcome.output.replace(token.encode(), b"").decode(errors="replace").strip()

@@ -1,5 +1,5 @@
-"""Watching one running child: its output and reply (capped), the whole run's limits, the wall-clock backstop,
-and killing everything it started when it ends."""
+"""Watching one running child: its output and reply (capped, or read as it arrives), the whole run's limits, the
+wall-clock backstop and hard bound, and killing everything it started when it ends (or says it is done)."""
 
 from __future__ import annotations
 
@@ -12,25 +12,30 @@ import time
 
 from autograder.grading.sandbox.fallback import DISK_TICK, bytes_of, shared_places
 from autograder.grading.sandbox.host import cpus, read_text
-from autograder.grading.sandbox.limits import TMPFS_BYTES
-from autograder.grading.sandbox.run_result import RunResult, cpu_detail, memory_detail, signal_detail
+from autograder.grading.sandbox.limits import COMPUTING_RATE, TMPFS_BYTES, hard_cap
+from autograder.grading.sandbox.run_result import (
+    WALL_CAP,
+    RunResult,
+    cpu_detail,
+    done_detail,
+    memory_detail,
+    signal_detail,
+)
 from autograder.grading.sandbox.stopping import stop_fd, stop_requested
 from autograder.grading.sandbox.uids import kill_uid
 
-REPLY_CAP = 64 << 20
+REPLY_CAP = 4 << 20  # a reply kept whole (a run without a reader); the tournament's child writes at most 2 MiB
 _DRAIN_SECONDS = 1.0  # after the child ends, how long to wait for the pipes to report end-of-file
 _CHUNK = 1 << 16
 _TICK = 0.1  # the longest the supervisor sleeps between looks at a running child (stop_all, CPU, memory)
 _WINDOW = 1.0  # the wall-clock backstop looks at this much recent history to tell computing from waiting
-_COMPUTING_RATE = 0.05  # CPU seconds per second above which a run counts as computing
-_CAP_FACTOR = 4  # a run that is still computing is given up to this many times its wall-clock backstop
 
 
 class Supervisor:
     """Watch one child: collect its output and reply, enforce the whole run's limits, kill everything at the end."""
 
-    def __init__(self, pid, out_r, reply_r, limits, isolation, uid, group, watch):
-        self.pid, self.out_r, self.reply_r = pid, out_r, reply_r
+    def __init__(self, pid, out_r, reply_r, limits, isolation, uid, group, watch, reader=None):
+        self.pid, self.out_r, self.reply_r, self.reader = pid, out_r, reply_r, reader
         self.limits, self.isolation, self.uid, self.group, self.watch = limits, isolation, uid, group, watch
         self.spawned = time.monotonic()
         self.status = ""
@@ -55,17 +60,17 @@ class Supervisor:
         return self.group.cpu_seconds() if self.group is not None else _tree_cpu(self.pid)
 
     def _computing(self, now: float) -> bool:
-        """Was the run computing lately (CPU rate over the last second, or a process of it ready to run)?"""
+        """Was the run computing lately: COMPUTING_RATE or more over the last second?
+
+        Measured CPU time only: a process merely ready to run at the moment of the look does not count, or short
+        bursts between sleeps, timed for the looks, would keep a run that mostly waits going.
+        """
         used = self._cpu_now()
         self.samples.append((now, used))
         then, before = next(((t, c) for t, c in self.samples if now - t <= _WINDOW * 1.5), (self.spawned, 0.0))
         if now - then < _WINDOW / 2 and then != self.spawned:
             then, before = self.spawned, 0.0
-        rate = (used - before) / max(now - then, 1e-3)
-        if rate >= _COMPUTING_RATE:
-            return True
-        pids = self.group.pids() if self.group is not None else _tree_pids(self.pid)
-        return any(_state(pid) == "R" for pid in pids)
+        return (used - before) / max(now - then, 1e-3) >= COMPUTING_RATE
 
     def _check(self, now: float) -> float:
         """Look at the run's totals; set status when a limit is reached. Returns when to look next."""
@@ -97,9 +102,11 @@ class Supervisor:
             if elapsed >= self.cap:
                 self.status = "timeout"
                 self.detail = (
-                    f"still computing when the absolute wall-clock cap of {self.cap:g} s ran out, after "
-                    f"{self._cpu_now():.1f} s of its {limits.cpu_seconds:g} s of CPU time (the machine is overloaded)"
+                    f"{WALL_CAP} of {self.cap:g} s ran out, after {self._cpu_now():.1f} s of its "
+                    f"{limits.cpu_seconds:g} s of CPU time"
                 )
+                if limits.wall_cap is not None and self.cap >= limits.wall_cap:
+                    self.detail += " (what was left of the wall-clock time of all the student's stages together)"
             elif self._computing(now):
                 self.deadline = min(now + _TICK * 2, self.spawned + self.cap)  # let the CPU time decide
             else:
@@ -116,8 +123,8 @@ class Supervisor:
         output, reply = bytearray(), bytearray()
         dropped = 0
         wait_status, rusage = None, None
-        self.deadline = self.spawned + limits.wall_seconds
-        self.cap = max(limits.wall_seconds * _CAP_FACTOR, limits.wall_seconds + 60)
+        self.cap = hard_cap(limits)
+        self.deadline = self.spawned + min(limits.wall_seconds, self.cap)
         self.next_disk = self.spawned
         try:
             pidfd = os.pidfd_open(pid)
@@ -143,7 +150,7 @@ class Supervisor:
                     finished = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
                     if not finished and stop_requested.is_set():
                         self.status, self.detail = "cancelled", "stopped: grading was cancelled"
-                    elif not finished and now >= next_look:
+                    elif not finished and not self.status and now >= next_look:  # a status set is final
                         next_look = self._check(now)
                     if self.status:
                         finished = True
@@ -179,6 +186,10 @@ class Supervisor:
                         dropped += len(data) - min(room, len(data))  # keep reading: a blocked writer never finishes
                     elif self.status:
                         pass  # over a limit and being killed: what still arrives is not the child's reply
+                    elif self.reader is not None:
+                        if self.reader.feed(data):  # its last line (or a broken protocol): nothing else counts
+                            self.status, self.detail = "done", done_detail()
+                            next_look = time.monotonic()
                     elif len(reply) + len(data) <= REPLY_CAP:
                         reply += data
                     else:
@@ -204,7 +215,7 @@ class Supervisor:
         code = os.waitstatus_to_exitcode(wait_status)
         if self.isolation.level == "bubblewrap" and 128 < code <= 128 + 64:
             code = -(code - 128)  # bwrap reports a child killed by signal N as exit code 128 + N
-        if status in ("timeout", "waiting", "cancelled"):
+        if status in ("timeout", "waiting", "cancelled", "done"):
             code = None
         elif status == "killed":
             code = code if code is not None and code < 0 else -signal.SIGKILL
@@ -252,10 +263,3 @@ def _tree_cpu(pid: int) -> float:
         except (OSError, IndexError, ValueError):
             pass
     return total / ticks
-
-
-def _state(pid: int) -> str:
-    try:
-        return read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return "?"

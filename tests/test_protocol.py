@@ -3,6 +3,7 @@
 The canned, deterministic cases of the protocol are in tests/test_judging.py (in this process, fast).
 """
 
+import functools
 import json
 from pathlib import Path
 
@@ -11,10 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograder.course.board import draw_with_key
+from autograder.course.stages import STAGE_BY_ID
 from autograder.grading import child, judge
 from autograder.grading.plan import stage_plan
 from autograder.grading.protocol import decode
 from autograder.grading.record import Outcome, StageResult
+from tests.classes import reference
 from tests.replies import (
     MEMO,
     RULES,
@@ -255,6 +258,42 @@ def test_a_forged_memo_report_earns_nothing(attack, tmp_path):
     assert all(test.score == 0 for test in memo), [(t.check, t.output) for t in memo]
     if attack == "forge_then_real":
         assert result.outcome == "tampered"
+
+
+@functools.cache
+def honest_memo_result() -> StageResult:
+    return judge.grade_stage(MEMO, reference(MEMO.id), seconds=10)
+
+
+# Attacks on the child's own word in the memo experiment: what each steals before the parent decides by itself.
+TIMER_ATTACKS = (
+    "ignore_sigprof",  # a slow alpha-beta, no memo: it used to pass memo/speed (4 points)
+    "dummy_memo",  # plain minimax with 5,478 made-up entries of the right counts: it used to pass memo/size (4)
+)
+
+
+@pytest.mark.parametrize("attack", TIMER_ATTACKS)
+def test_switching_off_the_childs_timer_earns_no_memo_points(attack):
+    """Does a module that ignores SIGPROF (so the child's own timer never stops its search) lose both memo
+    points, judged by the CPU time the sandbox measured, while the honest memo beside it keeps full marks?"""
+    result = grade_hostile(MEMO, HOSTILE / "memoization" / f"{attack}.py", seconds=20)
+    memo = {test.check: test for test in result.tests if test.check in ("memo/size", "memo/speed")}
+    assert all(test.score == 0 for test in memo.values()), {c: t.output for c, t in memo.items()}
+    assert "CPU seconds" in memo["memo/speed"].output
+    assert result.score == MEMO.points - 8  # every other check passes: the answers are right
+    honest = honest_memo_result()
+    assert honest.score == MEMO.points, [(t.check, t.output) for t in honest.tests if t.score < t.points]
+
+
+def test_switching_off_the_childs_timer_does_not_make_minimax_prune():
+    """Does plain minimax that ignores SIGPROF in the prune experiment still fail score/prunes on the CPU time
+    the sandbox measured, while the reference alpha-beta passes it?"""
+    stage = STAGE_BY_ID["08_alpha_beta"]
+    result = grade_hostile(stage, HOSTILE / "memoization" / "prune_ignore_sigprof.py", seconds=20)
+    prunes = next(test for test in result.tests if test.check == "score/prunes")
+    assert prunes.score == 0 and "CPU seconds" in prunes.output, prunes.output
+    honest = judge.grade_stage(stage, reference(stage.id), seconds=10)
+    assert honest.score == stage.points
 
 
 def test_a_board_rewritten_to_join_the_same_loses_its_point():

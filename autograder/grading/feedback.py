@@ -286,6 +286,13 @@ def again_slow(seconds: float) -> str:
     return f"it did not answer them all within {seconds:g} CPU seconds (or it raised an error)"
 
 
+def again_cpu(cpu_seconds: float, threshold: float) -> str:
+    return (
+        f"that took {cpu_seconds:.2f} CPU seconds in all, where a memo needs a small fraction of a second "
+        f"(the limit is {threshold:g} s)"
+    )
+
+
 def memo_too_many_calls(calls: int, limit: int) -> str:
     return (
         f"Scoring the empty board from an empty memo called score {calls:,} times; plain minimax makes "

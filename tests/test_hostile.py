@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from autograder.course.oracle import oracle
 from autograder.course.stages import ROOT, STAGE_BY_ID, TOTAL_POINTS
 from autograder.grading import sandbox
+from autograder.outputs import stats
 from tests.classes import grade, perfect, read_grades, reference, write_student
 
 pytestmark = pytest.mark.slow  # a class of attackers graded twice, under bubblewrap and under the fallback
@@ -234,3 +236,31 @@ def test_read_other_student_reads_the_classmate_without_a_sandbox(tmp_path):
     for folder, args in [(in_class, ()), (alone, grader_line)]:
         result = run_unsandboxed(folder, *args)
         assert "no other student's work within reach" in result.stderr, (folder, result.stdout)
+
+
+def test_a_table_of_every_score_is_listed_under_needs_a_look(tmp_path):
+    """Does a memoization.py that holds every board's score (no search at all) keep the points nothing in the
+    child can refuse it, but land under "Needs a look" (report, gradebook, `autograde stats`) with the line of
+    its table, while the honest classmate beside it is graded exactly as alone and listed nowhere?"""
+    memo_stage = STAGE_BY_ID["04_memoization"]
+    scores = {"".join(board): oracle().score(board) for board in oracle().positions}
+    table = (HOSTILE / "memoization" / "table.py").read_text().replace("TABLE = {}", f"TABLE = {scores!r}")
+    write_student(tmp_path / "class" / "honest", perfect())
+    write_student(tmp_path / "class" / "tabled", {**perfect(), memo_stage.id: table})
+    result = grade(tmp_path / "class", tmp_path / "out", "--time-limit", "10")
+    assert result.returncode == 0, result.stderr[-2000:]
+    grades = read_grades(tmp_path / "out")
+    assert grades["honest"]["total"] == grades["tabled"]["total"] == str(TOTAL_POINTS)  # a known limit (README)
+    looks = stats.needs_a_look(stats.facts_from_gradebook(tmp_path / "out" / "gradebook.db"))
+    assert [(look.student, look.stage) for look in looks] == [("tabled", memo_stage.id)]
+    assert "memoization.py line 8 holds a literal of 10,956 values" in looks[0].reason
+    stage = json.loads((tmp_path / "out" / "tabled" / "results.json").read_text())["extra_data"]["stages"]
+    assert "a table where a computation is asked" in stage[memo_stage.id]["look"]
+    assert (
+        "look"
+        not in json.loads((tmp_path / "out" / "honest" / "results.json").read_text())["extra_data"]["stages"][
+            memo_stage.id
+        ]
+    )
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "a table where a computation is asked?" in report

@@ -18,6 +18,7 @@ from autograder.grading.judging import fail_all, judge_calls, judge_memo, judge_
 from autograder.grading.plan import AGAIN_SECONDS, CALL_SECONDS, MEMO_KINDS, stage_plan
 from autograder.grading.protocol import parse_replies
 from autograder.grading.record import Outcome, StageResult
+from autograder.grading.tables import table_look
 
 DEFAULT_SECONDS = 60  # CPU seconds per stage; the slowest honest answers (plain searches in slow Python) need about 10
 MEMO_CPU_CAP = CALL_SECONDS + AGAIN_SECONDS + 1  # the memo child's whole CPU limit: a forger cannot spend more
@@ -164,4 +165,5 @@ def grade_stage(
     result = judge_stage(stage, run, limits, memo_run, memo_limit, seconds)
     if result.score == 0 and is_starter(stage, source):
         result.starter = True
+    result.look = table_look(source, stage.filename)  # read here, in the parent: the child's word is not needed
     return result

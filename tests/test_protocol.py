@@ -296,12 +296,28 @@ def test_switching_off_the_childs_timer_does_not_make_minimax_prune():
     assert honest.score == stage.points
 
 
-def test_a_board_rewritten_to_join_the_same_loses_its_point():
-    """Does a winner that leaves ['XO', '', ...] behind lose the board-unchanged point, and only that?"""
+def test_a_board_rewritten_to_join_the_same_is_told_but_costs_nothing():
+    """Does a winner that leaves ['XO', '', ...] behind fail the board-unchanged check, which says so and that it is
+    advisory (no points: only the child sees the board), while every other check passes with full marks?"""
     result = grade_hostile(RULES, HOSTILE / "rewrite_board.py")
-    lost = {test.check: test.output for test in result.tests if test.score == 0}
-    assert set(lost) == {"board-unchanged"}, lost
-    assert "square 0 holds" in lost["board-unchanged"]
+    failed = {test.check: test.output for test in result.tests if test.outcome != "passed"}
+    assert set(failed) == {"board-unchanged"}, failed
+    assert "square 0 holds" in failed["board-unchanged"] and "advisory" in failed["board-unchanged"]
+    assert result.score == RULES.points and result.outcome == "passed"
+
+
+def test_a_module_that_patches_the_childs_comparison_earns_nothing_by_it():
+    """Does a module that replaces the child's same_board at import and changes every board earn exactly what the
+    same answers earn honestly (the advisory check is worth nothing), beside an honest module that keeps full marks?
+    And does the same module without the patch fail the advisory check, so the patch is what hid its changes?"""
+    source = (HOSTILE / "patch_same_board.py").read_text()
+    patched = judge.grade_stage(RULES, source, seconds=5)
+    unpatched = judge.grade_stage(RULES, source.replace("    grader.same_board =", "    _ ="), seconds=5)
+    honest = judge.grade_stage(RULES, reference(RULES.id), seconds=5)
+    assert patched.score == unpatched.score == honest.score == RULES.points
+    unchanged = [next(t for t in r.tests if t.check == "board-unchanged") for r in (patched, unpatched)]
+    assert [t.outcome for t in unchanged] == ["passed", "failed"]  # the child's word, forged by the patch
+    assert all(t.points == t.score == 0 for t in unchanged)
 
 
 def test_none_left_on_the_board_is_an_ordinary_mistake():

@@ -205,6 +205,12 @@ def call_check(check: Check, passed: bool, one_reason: bool, wrong: int, problem
 # The board left unchanged
 
 
+ADVISORY = (
+    "\n\nThis check is advisory: it earns no points, since only your own program can see the board after a call, "
+    "but code that changes the board it is given is a bug waiting for whoever calls it."
+)
+
+
 def changed_board(count: int, step: dict, after) -> str:
     return (
         f"{count} calls changed the board they were given. {step['call']} was given:\n\n```\n"

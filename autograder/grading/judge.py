@@ -101,7 +101,7 @@ def judge_stage(
     for test in tests:
         test.stage = stage.id
     score = sum(t.score for t in tests)
-    outcome = Outcome.worst(t.outcome for t in tests)
+    outcome = Outcome.worst(t.outcome for t in tests if t.points)  # an advisory check (no points) decides nothing
     message = ""
     if not replies.done:
         message = ended.why if run.status != "exited" else feedback.ended_early()

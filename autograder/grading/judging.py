@@ -218,9 +218,10 @@ def _hashable(value):
 
 
 def judge_unchanged(check: Check, plan: Plan, replies: Replies, answered: bool) -> TestResult:
-    """Passes only when some other check of the stage passed and no call changed its board.
+    """Passes only when some other check of the stage passed and no call changed its board, as the child says.
 
-    Requiring a passed check keeps this point out of reach of code that returns without doing anything.
+    Advisory (no points, checks.unchanged): the board after a call is seen only by the child, whose process the
+    student's code shares, so a module can make the child say "unchanged" whatever it did.
     """
     changed = [
         (plan.step_by_id[step_id], reply) for step_id, reply in sorted(replies.details.items()) if "changed" in reply
@@ -231,6 +232,8 @@ def judge_unchanged(check: Check, plan: Plan, replies: Replies, answered: bool) 
         outcome, text = Outcome.FAILED, feedback.changed_board(len(changed), step, decode(reply["changed"]))
     elif not answered:
         outcome, text = Outcome.NOT_RUN, feedback.NOT_COUNTED_YET
+    if outcome == Outcome.FAILED:
+        text += feedback.ADVISORY
     if outcome != Outcome.PASSED:
         text = feedback.with_hint(text, check, "\n\n")
     return check_result(check, outcome, text)

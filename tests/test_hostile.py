@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from autograder.course.oracle import oracle
 from autograder.course.stages import ROOT, STAGE_BY_ID, TOTAL_POINTS
 from autograder.grading import sandbox
+from autograder.outputs import stats
 from tests.classes import grade, perfect, read_grades, reference, write_student
 
 pytestmark = pytest.mark.slow  # a class of attackers graded twice, under bubblewrap and under the fallback
@@ -27,9 +29,12 @@ HOSTILE = Path(__file__).parent / "hostile"
 ATTACKS = sorted(path.stem for path in HOSTILE.glob("*.py"))
 RULES, SQUARE = STAGE_BY_ID["01_rules"], STAGE_BY_ID["05_winning_square"]
 # What each attacker's rules.py honestly earns (its to_move is right in these three, winner too in two;
-# the board attacks answer right, or nearly, but leave the boards changed).
+# the board attacks answer right, or nearly, but leave the boards changed: the board-unchanged check is advisory,
+# worth no points, since only the child sees the board, so patch_same_board's forged "unchanged" steals nothing).
 HONEST = {"network": RULES.points, "output_flood": RULES.points, "fork_setsid": RULES.points}
-HONEST.update(rewrite_board=RULES.points - 1, none_on_board=RULES.points - 2, linger=RULES.points)
+HONEST.update(
+    rewrite_board=RULES.points, none_on_board=RULES.points - 1, patch_same_board=RULES.points, linger=RULES.points
+)
 
 
 class Listener:
@@ -370,3 +375,31 @@ def test_the_hidden_run_did_write_its_mark(bubblewrap_class, tmp_path):
     results = json.loads(published["hostile_leak_in_text/results.json"])
     hidden = [t for t in results["tests"] if t["visibility"] != "visible" and MARK in t["output"]]
     assert hidden, "the hidden run never wrote its mark"
+
+
+def test_a_table_of_every_score_is_listed_under_needs_a_look(tmp_path):
+    """Does a memoization.py that holds every board's score (no search at all) keep the points nothing in the
+    child can refuse it, but land under "Needs a look" (report, gradebook, `autograde stats`) with the line of
+    its table, while the honest classmate beside it is graded exactly as alone and listed nowhere?"""
+    memo_stage = STAGE_BY_ID["04_memoization"]
+    scores = {"".join(board): oracle().score(board) for board in oracle().positions}
+    table = (HOSTILE / "memoization" / "table.py").read_text().replace("TABLE = {}", f"TABLE = {scores!r}")
+    write_student(tmp_path / "class" / "honest", perfect())
+    write_student(tmp_path / "class" / "tabled", {**perfect(), memo_stage.id: table})
+    result = grade(tmp_path / "class", tmp_path / "out", "--time-limit", "10")
+    assert result.returncode == 0, result.stderr[-2000:]
+    grades = read_grades(tmp_path / "out")
+    assert grades["honest"]["total"] == grades["tabled"]["total"] == str(TOTAL_POINTS)  # a known limit (README)
+    looks = stats.needs_a_look(stats.facts_from_gradebook(tmp_path / "out" / "gradebook.db"))
+    assert [(look.student, look.stage) for look in looks] == [("tabled", memo_stage.id)]
+    assert "memoization.py line 8 holds a literal of 10,956 values" in looks[0].reason
+    stage = json.loads((tmp_path / "out" / "tabled" / "results.json").read_text())["extra_data"]["stages"]
+    assert "a table where a computation is asked" in stage[memo_stage.id]["look"]
+    assert (
+        "look"
+        not in json.loads((tmp_path / "out" / "honest" / "results.json").read_text())["extra_data"]["stages"][
+            memo_stage.id
+        ]
+    )
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "a table where a computation is asked?" in report

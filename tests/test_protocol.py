@@ -3,6 +3,7 @@
 The canned, deterministic cases of the protocol are in tests/test_judging.py (in this process, fast).
 """
 
+import functools
 import json
 import subprocess
 import sys
@@ -13,10 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograder.course.board import draw_with_key
+from autograder.course.stages import STAGE_BY_ID
 from autograder.grading import child, judge
 from autograder.grading.plan import stage_plan
 from autograder.grading.protocol import decode
 from autograder.grading.record import Outcome, StageResult
+from tests.classes import reference
 from tests.replies import (
     MEMO,
     RULES,
@@ -259,12 +262,64 @@ def test_a_forged_memo_report_earns_nothing(attack, tmp_path):
     assert all(test.score == 0 for test in memo), [(t.check, t.output) for t in memo]
 
 
-def test_a_board_rewritten_to_join_the_same_loses_its_point():
-    """Does a winner that leaves ['XO', '', ...] behind lose the board-unchanged point, and only that?"""
+@functools.cache
+def honest_memo_result() -> StageResult:
+    return judge.grade_stage(MEMO, reference(MEMO.id), seconds=10)
+
+
+# Attacks on the child's own word in the memo experiment: what each steals before the parent decides by itself.
+TIMER_ATTACKS = (
+    "ignore_sigprof",  # a slow alpha-beta, no memo: it used to pass memo/speed (4 points)
+    "dummy_memo",  # plain minimax with 5,478 made-up entries of the right counts: it used to pass memo/size (4)
+)
+
+
+@pytest.mark.parametrize("attack", TIMER_ATTACKS)
+def test_switching_off_the_childs_timer_earns_no_memo_points(attack):
+    """Does a module that ignores SIGPROF (so the child's own timer never stops its search) lose both memo
+    points, judged by the CPU time the sandbox measured, while the honest memo beside it keeps full marks?"""
+    result = grade_hostile(MEMO, HOSTILE / "memoization" / f"{attack}.py", seconds=20)
+    memo = {test.check: test for test in result.tests if test.check in ("memo/size", "memo/speed")}
+    assert all(test.score == 0 for test in memo.values()), {c: t.output for c, t in memo.items()}
+    assert "CPU seconds" in memo["memo/speed"].output
+    assert result.score == MEMO.points - 8  # every other check passes: the answers are right
+    honest = honest_memo_result()
+    assert honest.score == MEMO.points, [(t.check, t.output) for t in honest.tests if t.score < t.points]
+
+
+def test_switching_off_the_childs_timer_does_not_make_minimax_prune():
+    """Does plain minimax that ignores SIGPROF in the prune experiment still fail score/prunes on the CPU time
+    the sandbox measured, while the reference alpha-beta passes it?"""
+    stage = STAGE_BY_ID["08_alpha_beta"]
+    result = grade_hostile(stage, HOSTILE / "memoization" / "prune_ignore_sigprof.py", seconds=20)
+    prunes = next(test for test in result.tests if test.check == "score/prunes")
+    assert prunes.score == 0 and "CPU seconds" in prunes.output, prunes.output
+    honest = judge.grade_stage(stage, reference(stage.id), seconds=10)
+    assert honest.score == stage.points
+
+
+def test_a_board_rewritten_to_join_the_same_is_told_but_costs_nothing():
+    """Does a winner that leaves ['XO', '', ...] behind fail the board-unchanged check, which says so and that it is
+    advisory (no points: only the child sees the board), while every other check passes with full marks?"""
     result = grade_hostile(RULES, HOSTILE / "rewrite_board.py")
-    lost = {test.check: test.output for test in result.tests if test.score == 0}
-    assert set(lost) == {"board-unchanged"}, lost
-    assert "square 0 holds" in lost["board-unchanged"]
+    failed = {test.check: test.output for test in result.tests if test.outcome != "passed"}
+    assert set(failed) == {"board-unchanged"}, failed
+    assert "square 0 holds" in failed["board-unchanged"] and "advisory" in failed["board-unchanged"]
+    assert result.score == RULES.points and result.outcome == "passed"
+
+
+def test_a_module_that_patches_the_childs_comparison_earns_nothing_by_it():
+    """Does a module that replaces the child's same_board at import and changes every board earn exactly what the
+    same answers earn honestly (the advisory check is worth nothing), beside an honest module that keeps full marks?
+    And does the same module without the patch fail the advisory check, so the patch is what hid its changes?"""
+    source = (HOSTILE / "patch_same_board.py").read_text()
+    patched = judge.grade_stage(RULES, source, seconds=5)
+    unpatched = judge.grade_stage(RULES, source.replace("    grader.same_board =", "    _ ="), seconds=5)
+    honest = judge.grade_stage(RULES, reference(RULES.id), seconds=5)
+    assert patched.score == unpatched.score == honest.score == RULES.points
+    unchanged = [next(t for t in r.tests if t.check == "board-unchanged") for r in (patched, unpatched)]
+    assert [t.outcome for t in unchanged] == ["passed", "failed"]  # the child's word, forged by the patch
+    assert all(t.points == t.score == 0 for t in unchanged)
 
 
 def test_none_left_on_the_board_is_an_ordinary_mistake():

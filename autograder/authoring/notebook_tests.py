@@ -71,6 +71,8 @@ def table(cases: list[Case]) -> str:
 
 
 def _points(check: Check) -> str:
+    if not check.points:
+        return "advisory, no points"
     return f"{check.points} point{'s' if check.points != 1 else ''}"
 
 

@@ -90,6 +90,7 @@ def source_notebook(stage: Stage) -> dict:
         _cell("code", "helpers", helpers_source(), READ_ONLY),
     ]
     for check, source in test_cells(stage):
+        # An advisory check is a graded cell of 0 points: nbgrader reports it when it fails, and counts nothing.
         test = {"grade": True, "locked": True, "points": check.points, "solution": False}
         cells.append(_cell("code", cell_id(check), source, test))
     return {

@@ -225,6 +225,12 @@ def call_check(check: Check, passed: bool, one_reason: bool, wrong: int, problem
 # The board left unchanged
 
 
+ADVISORY = (
+    "\n\nThis check is advisory: it earns no points, since only your own program can see the board after a call, "
+    "but code that changes the board it is given is a bug waiting for whoever calls it."
+)
+
+
 def changed_board(count: int, step: dict, after) -> str:
     return (
         f"{count} calls changed the board they were given. {step['call']} was given:\n\n```\n"
@@ -304,6 +310,13 @@ def again_wrong(wrong: int) -> str:
 
 def again_slow(seconds: float) -> str:
     return f"it did not answer them all within {seconds:g} CPU seconds (or it raised an error)"
+
+
+def again_cpu(cpu_seconds: float, threshold: float) -> str:
+    return (
+        f"that took {cpu_seconds:.2f} CPU seconds in all, where a memo needs a small fraction of a second "
+        f"(the limit is {threshold:g} s)"
+    )
 
 
 def memo_too_many_calls(calls: int, limit: int) -> str:

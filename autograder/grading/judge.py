@@ -25,6 +25,7 @@ from autograder.grading.judging import Unanswered, fail_all, judge_calls, judge_
 from autograder.grading.plan import AGAIN_SECONDS, CALL_SECONDS, MEMO_KINDS, stage_plan
 from autograder.grading.protocol import Replies, ReplyReader, parse_replies
 from autograder.grading.record import Outcome, StageResult
+from autograder.grading.tables import table_look
 
 DEFAULT_SECONDS = 60  # CPU seconds per stage; the slowest honest answers (plain searches in slow Python) need about 10
 MEMO_CPU_CAP = CALL_SECONDS + AGAIN_SECONDS + 1  # the memo child's whole CPU limit: a forger cannot spend more
@@ -127,7 +128,7 @@ def judge_stage(
     for test in tests:
         test.stage = stage.id
     score = sum(t.score for t in tests)
-    outcome = Outcome.worst(t.outcome for t in tests)
+    outcome = Outcome.worst(t.outcome for t in tests if t.points)  # an advisory check (no points) decides nothing
     message = ""
     if not replies.done:
         message = ended.why if run.status != "exited" else feedback.ended_early()
@@ -245,4 +246,5 @@ def grade_stage(
     )  # fmt: skip
     if result.score == 0 and is_starter(stage, source):
         result.starter = True
+    result.look = table_look(source, stage.filename)  # read here, in the parent: the child's word is not needed
     return result

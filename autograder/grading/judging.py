@@ -19,16 +19,20 @@ from autograder.grading.sandbox.run_result import WALL_CAP, memory_detail
 
 MEMO_POSITIONS = 5478
 MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,000 calls; plain minimax 549,946
-# Honest memo code is judged on the answers and the call count, which do not depend on the machine. The CPU
-# time of the whole memo child, read by the parent, must also stay under MEMO_CPU_THRESHOLD: that only catches
-# a child that claims a small count while it searched.
-# Measured on the 2-core grading machine (RunResult.cpu_seconds of the memo child, rlimits level, 3 runs each):
-#   solutions/04_memoization and the ok_ variants (str, tuple, str(board) keys, memo.get):  0.05-0.10 s
-#   wrong_finished_not_stored (a memo, few calls):                                          0.05-0.06 s
-#   plain minimax (wrong_unused_memo, wrong_never_looked_up), stopped by AGAIN_SECONDS:     1.2-1.7 s
-#   the same plain searches made to answer every board again (AGAIN_SECONDS lifted):        4.4-4.7 s
-# so honest memo code is 15x under the threshold and a search that really answers is 3x over it.
-MEMO_CPU_THRESHOLD = 1.5
+# Student code shares the memo child's process, so what that child says of itself (its count of calls, that its
+# own CPU timer did not stop the scoring again, the board keys it read in memo) can be forged: a module can ignore
+# SIGPROF, patch the counter or send a report of its own. What decides is what the parent can check: every answer
+# of the scoring again right, and the CPU time of the whole memo child, measured by the sandbox, under
+# MEMO_CPU_THRESHOLD. The call count and the child's own timer (plan.AGAIN_SECONDS) only stop honest plain
+# searches early and tell them why; the threshold is no looser than that timer, so switching it off gains nothing.
+# Measured on the 2-core grading machine (RunResult.cpu_seconds of the memo child, 3 runs each, 2026-12-01):
+#   solutions/04_memoization and the ok_ variants (str, tuple, str(board) keys, memo.get):   0.04-0.06 s
+#   solutions/10_symmetry and its variants (canonical keys):                                 0.05-0.07 s
+#   tests/hostile/memoization/ignore_sigprof.py (a slow alpha-beta, no memo, timer off):     0.65-0.85 s
+#   plain minimax made to answer every board again (AGAIN_SECONDS lifted):                   4.4-4.7 s
+# so honest memo code is 7x under the threshold. A quick alpha-beta without a memo (about 0.3 s) passes:
+# that is a limit of timing, not of trust (README, "Known limits").
+MEMO_CPU_THRESHOLD = 0.5
 # The prune experiment of 08_alpha_beta (its own child, like the memo experiment): scoring the empty board and then
 # the nine openings. The whole child's CPU time, read by the parent, must stay under PRUNE_CPU_THRESHOLD. Measured on
 # the 2-core grading machine (RunResult.cpu_seconds of that child, medians of 5 runs; bench/prune_experiment.py):
@@ -227,9 +231,10 @@ def _hashable(value):
 
 
 def judge_unchanged(check: Check, plan: Plan, replies: Replies, answered: bool) -> TestResult:
-    """Passes only when some other check of the stage passed and no call changed its board.
+    """Passes only when some other check of the stage passed and no call changed its board, as the child says.
 
-    Requiring a passed check keeps this point out of reach of code that returns without doing anything.
+    Advisory (no points, checks.unchanged): the board after a call is seen only by the child, whose process the
+    student's code shares, so a module can make the child say "unchanged" whatever it did.
     """
     changed = [
         (plan.step_by_id[step_id], reply) for step_id, reply in sorted(replies.details.items()) if "changed" in reply
@@ -240,6 +245,8 @@ def judge_unchanged(check: Check, plan: Plan, replies: Replies, answered: bool) 
         outcome, text = Outcome.FAILED, feedback.changed_board(len(changed), step, decode(reply["changed"]))
     elif not answered:
         outcome, text = Outcome.NOT_RUN, feedback.NOT_COUNTED_YET
+    if outcome == Outcome.FAILED:
+        text += feedback.ADVISORY
     if outcome != Outcome.PASSED:
         text = feedback.with_hint(text, check, "\n\n")
     return check_result(check, outcome, text)
@@ -272,7 +279,7 @@ def judge_memo(
         elif check.kind == "prune":
             problems += _prune_problems(plan, replies.again, run, unanswered)
         elif check.kind == "memo-size":
-            problems += _memo_size_problems(plan, reply, replies.again, check.memo_contents is not None)
+            problems += _memo_size_problems(plan, reply, replies.again, run, check.memo_contents is not None)
         else:
             problems += _memo_speed_problems(plan, reply, replies.again, run, unanswered)
         outcome = Outcome.FAILED if problems else Outcome.PASSED
@@ -292,7 +299,13 @@ def _again_problem(plan: Plan, again: dict | None, unanswered: Unanswered | None
     return feedback.again_slow(AGAIN_SECONDS)
 
 
-def _memo_size_problems(plan: Plan, reply: dict, again: dict | None, canonical: bool = False) -> list[str]:
+def _memo_size_problems(plan: Plan, reply: dict, again: dict | None, run, canonical: bool = False) -> list[str]:
+    """memo's contents, judged key by key against the oracle where the child read a key as a board.
+
+    Keys it could not read as boards (another one-entry-per-board key the contract allows) cannot be checked
+    here: such a memo passes only on what the parent can check, every board answered again right, within
+    MEMO_CPU_THRESHOLD of the memo child's CPU time, with the right number of each score among its values.
+    """
     size, boards, values = reply["size"], reply["boards"], reply["values"]
     scores = plan.memo_scores
     positions = len(scores)  # MEMO_POSITIONS, or the 765 canonical boards of 10_symmetry
@@ -302,15 +315,22 @@ def _memo_size_problems(plan: Plan, reply: dict, again: dict | None, canonical: 
         return []  # keyed by the boards themselves (or their canonical boards), each with its score
     if canonical:
         return [feedback.memo_not_canonical(positions)]
+    wrong = sum(board is not None and scores.get(board) != value for board, value in zip(boards, values, strict=True))
+    if wrong or None not in boards:
+        return [feedback.memo_wrong_entries(MEMO_POSITIONS, wrong or positions - len(set(boards)))]
     if Counter(values) != plan.memo_counts:
         return [feedback.memo_values_not_scores(MEMO_POSITIONS)]
-    why = _again_problem(plan, again)
-    if not why:
-        return []  # keyed some other way, and the memo answers every board right
-    if all(board is not None for board in boards):
-        wrong = sum(scores.get(board) != value for board, value in zip(boards, values, strict=True))
-        return [feedback.memo_wrong_entries(MEMO_POSITIONS, wrong)]
-    return [feedback.memo_keyed_otherwise(MEMO_POSITIONS, why)]
+    why = _again_problem(plan, again) or _cpu_problem(run, plan)
+    if why:
+        return [feedback.memo_keyed_otherwise(MEMO_POSITIONS, why)]
+    return []  # keyed some other way, and the memo answers every board right, at a memo's speed
+
+
+def _cpu_problem(run, plan: Plan) -> str:
+    """Why the memo child's CPU time, as the sandbox measured it, is not a memo's, or ""."""
+    if run is not None and run.cpu_seconds >= MEMO_CPU_THRESHOLD:
+        return feedback.again_cpu(run.cpu_seconds, MEMO_CPU_THRESHOLD)
+    return ""
 
 
 def _prune_problems(plan: Plan, again: dict | None, run, unanswered: Unanswered) -> list[str]:

@@ -27,12 +27,14 @@ CALL_SECONDS = 10  # CPU seconds
 # The memo experiment runs in a child of its own (see child.memo_experiment). After the counted scoring of the
 # empty board it scores the empty board AGAIN_EMPTY more times and then every reachable board, all within
 # AGAIN_SECONDS of its CPU time: a memo answers them all in milliseconds, a plain search needs 549,946 calls for
-# each empty board and over two million for the rest (seconds). See judging.MEMO_CPU_THRESHOLD for the rest.
+# each empty board and over two million for the rest (seconds). This timer is the child's own (student code can
+# switch it off): it only stops an honest plain search early. What decides is the CPU time of the whole child, as
+# the sandbox measures it (judging.MEMO_CPU_THRESHOLD, no looser than AGAIN_SECONDS).
 AGAIN_EMPTY = 3
 AGAIN_SECONDS = 0.5
 # The prune experiment of the alpha-beta stage runs in the same kind of child, with no memo to read: it scores the
 # empty board (within PRUNE_SECONDS of CPU time) and then the nine openings (within PRUNE_SECONDS again); the
-# parent reads that child's CPU time. See judging.PRUNE_CPU_THRESHOLD.
+# parent reads that child's CPU time, which decides (judging.PRUNE_CPU_THRESHOLD, under PRUNE_SECONDS).
 PRUNE_SECONDS = 1.0
 MEMO_KINDS = ("memo-size", "memo-speed", "prune")  # the checks judged from the experiment's child
 

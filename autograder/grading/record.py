@@ -88,6 +88,8 @@ class StageResult:
     # not load, or was stopped while it loaded), "calls" (its functions were called). See stage_status.
     phase: str = "calls"
     starter: bool = False  # the module is the released starter, or every call raised NotImplementedError
+    # Why an instructor should read the module although it was graded as usual (tables.table_look), or "".
+    look: str = ""
 
     @property
     def status(self) -> "StageStatus":

@@ -105,7 +105,7 @@ ADDED_COLUMNS = {
     "runs": {"grader_version": "TEXT", "time_limit": "REAL", "cgroups": "TEXT"},
     "submissions": {"grader_version": "TEXT", "time_limit": "REAL", "isolation": "TEXT", "cgroups": "TEXT"},
     # The stage's kind (record.StageKind) and its reason; old rows have NULL, and are regraded (the suite changed).
-    "stage_scores": {"kind": "TEXT", "reason": "TEXT"},
+    "stage_scores": {"kind": "TEXT", "reason": "TEXT", "look": "TEXT"},
 }
 # Tables added since the first gradebooks: an older gradebook gets them when it is opened.
 ADDED_TABLES = {"mistakes", "late_results"}
@@ -287,11 +287,11 @@ class Gradebook:
             )  # fmt: skip
             submission_id = cursor.lastrowid
             self.db.executemany(
-                "INSERT INTO stage_scores (submission_id, stage, score, max_score, outcome, kind, reason)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO stage_scores (submission_id, stage, score, max_score, outcome, kind, reason, look)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (submission_id, stage_id, stage.score, stage.max_score, str(stage.outcome),
-                     str(stage.status.kind), stage.status.reason)
+                     str(stage.status.kind), stage.status.reason, stage.look)
                     for stage_id, stage in result.stages.items()
                 ],
             )  # fmt: skip

@@ -154,6 +154,7 @@ def to_json(result: SubmissionResult) -> dict:
                 "cpu_seconds": stage.cpu_seconds,
                 "phase": stage.phase,
                 "starter": stage.starter,
+                **({"look": stage.look} if stage.look else {}),
                 "status": {"kind": str(stage.status.kind), "label": stage.status.label, "reason": stage.status.reason},
             }
             for stage_id, stage in result.stages.items()
@@ -220,6 +221,7 @@ def from_json(data: dict) -> SubmissionResult:
             entry["cpu_seconds"],
             entry.get("phase", "calls"),  # results written before these fields: as a stage that ran
             entry.get("starter", False),
+            entry.get("look", ""),
         )
         for stage_id, entry in extra["stages"].items()
     }

@@ -53,6 +53,7 @@ class StageFact:
     reason: str
     score: float
     max_score: float
+    look: str = ""  # graded as usual, but the module should be read (a table where a computation is asked)
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,8 @@ def facts_of(results: dict[str, SubmissionResult]) -> Facts:
     for student in sorted(results):
         for stage_id, stage in results[student].stages.items():
             status = stage.status
-            stages.append(StageFact(student, stage_id, status.kind, status.reason, stage.score, stage.max_score))
+            fact = StageFact(student, stage_id, status.kind, status.reason, stage.score, stage.max_score, stage.look)
+            stages.append(fact)
             for test in stage.tests:
                 tests.append(TestFact(student, stage_id, test.check, test.name, test.score >= test.points))
                 mistakes += [MistakeFact(student, stage_id, test.check, m.kind, m.board) for m in test.mistakes]
@@ -100,9 +102,10 @@ def facts_from_gradebook(path: Path, run_id: int | None = None) -> Facts:
             run_id = db.execute("SELECT MAX(run_id) FROM run_students").fetchone()[0]
         join = "FROM run_students r JOIN {} t ON t.submission_id = r.submission_id WHERE r.run_id = ?"
         stages = [
-            StageFact(student, stage, StageKind(kind or StageKind.WRONG), reason or "", score, max_score)
-            for student, stage, kind, reason, score, max_score in db.execute(
-                "SELECT r.student, t.stage, t.kind, t.reason, t.score, t.max_score " + join.format("stage_scores"),
+            StageFact(student, stage, StageKind(kind or StageKind.WRONG), reason or "", score, max_score, look or "")
+            for student, stage, kind, reason, score, max_score, look in db.execute(
+                "SELECT r.student, t.stage, t.kind, t.reason, t.score, t.max_score, t.look "
+                + join.format("stage_scores"),
                 (run_id,),
             )
         ]
@@ -274,18 +277,28 @@ class Look:
 
 
 def needs_a_look(facts: Facts) -> list[Look]:
-    """Every stage that could not be graded normally, by student; one row when all stages share the reason."""
+    """Every stage that could not be graded normally, by student; one row when all stages share the reason.
+
+    Also every stage graded as usual whose module holds a table where the stage asks for a computation
+    (StageFact.look): its points stand, but only a reader can tell whether they were earned.
+    """
     by_student: dict[str, list[StageFact]] = defaultdict(list)
     for fact in facts.stages:
-        if fact.kind.needs_look:
+        if fact.kind.needs_look or fact.look:
             by_student[fact.student].append(fact)
     looks = []
     for student, found in sorted(by_student.items()):
-        if len(found) == len(STAGES) and len({(f.kind, f.reason) for f in found}) == 1:
+        if len(found) == len(STAGES) and len({(f.kind, f.reason, f.look) for f in found}) == 1 and not found[0].look:
             looks.append(Look(student, "all stages", found[0].kind, found[0].reason))
             continue
-        looks += [Look(student, f.stage, f.kind, f.reason) for f in found]
+        looks += [Look(student, f.stage, f.kind, _look_reason(f)) for f in found]
     return looks
+
+
+def _look_reason(fact: StageFact) -> str:
+    if not fact.look:
+        return fact.reason
+    return f"{fact.reason}; {fact.look}" if fact.kind.needs_look and fact.reason else fact.look
 
 
 # ---------------------------------------------------------------------------------------------------------------

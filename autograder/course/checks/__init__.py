@@ -31,6 +31,7 @@ class Check:
     cases: list[Case] = field(default_factory=list)
     hint: str = ""  # what to try when it fails
     kind: str = "calls"  # "calls", "memo-size", "memo-speed", "prune" or "unchanged" (the board left as it was)
+    # points 0: an advisory check (the board left unchanged), reported but never counted
     # The memo experiment's checks: what a right memo holds afterwards (its keys as boards, with their scores);
     # None: one entry per reachable board, keyed by the board itself (stage 4).
     memo_contents: dict[str, int] | None = None
@@ -63,12 +64,18 @@ def sample(boards: list[Board], size: int, seed: str, always: tuple[Board, ...] 
     return list(always) + chosen
 
 
-def unchanged(function_names: str, points: int = 1) -> Check:
+def unchanged(function_names: str) -> Check:
+    """The board left as it was found: advisory, worth no points.
+
+    Only the child can look at the board after a call, and student code shares the child's process: a module
+    can replace the child's comparison (or anything it reports) at import, and the parent cannot tell. A check
+    the parent cannot verify earns nothing; it still tells an honest student that their code changes boards.
+    """
     return Check(
         id="board-unchanged",
         function=function_names,
-        title="leaves the board it is given as it found it",
-        points=points,
+        title="leaves the board it is given as it found it (advisory: no points)",
+        points=0,
         kind="unchanged",
         hint="Undo every mark you place (board[square] = ' ') before you return, or work on a copy.",
     )

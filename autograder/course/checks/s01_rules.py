@@ -39,7 +39,7 @@ def checks(oracle: Oracle) -> list[Check]:
             id="to_move/all-positions",
             function="to_move",
             title="to_move on every reachable board",
-            points=2,
+            points=3,
             cases=[case(p, accept=oracle.to_move(p)) for p in oracle.positions],
             hint="X moves first: it is X's turn when both have the same number of marks, otherwise O's.",
         ),

@@ -12,7 +12,7 @@ def checks(oracle: Oracle) -> list[Check]:
             id="count_games/finished",
             function="count_games",
             title="count_games on every finished board (won, or full)",
-            points=2,
+            points=3,
             cases=[case(p, accept=1) for p in finished],
             hint="A board with a winner is finished even if squares are empty: it is exactly one game.",
         ),

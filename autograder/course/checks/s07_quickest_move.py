@@ -16,7 +16,7 @@ def checks(oracle: Oracle) -> list[Check]:
             id="quickest_move/win-now",
             function="quickest_move",
             title="quickest_move on a fixed sample of 100 boards where the mover can win at once",
-            points=4,
+            points=5,
             cases=[case(p, accept=oracle.quickest_moves(p)) for p in sample(at_once, 100, "quickest/now")],
             hint="A win on this move beats any later win: make a sooner win score higher.",
         ),
@@ -24,12 +24,12 @@ def checks(oracle: Oracle) -> list[Check]:
             id="quickest_move/win-later",
             function="quickest_move",
             title="quickest_move on 100 boards where the win takes more moves, the tricky ones included",
-            points=8,
+            points=9,
             cases=[case(p, accept=oracle.quickest_moves(p)) for p in sample(later, 84, "quickest/later", telling)],
             hint="A sooner win must score higher, and any win, even one that fills the board, must score above "
             "a draw: check what your scoring gives a win with no empty square left.",
         ),
-        unchanged("quickest_move", points=2),
+        unchanged("quickest_move"),
     ]
 
 

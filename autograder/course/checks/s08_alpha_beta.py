@@ -31,7 +31,7 @@ def checks(oracle: Oracle) -> list[Check]:
             id="alphabeta/windows",
             function="alphabeta",
             title="alphabeta on a fixed sample of 60 unfinished boards, each with five narrow windows",
-            points=1,
+            points=2,
             cases=[case(p, a, b, accept=oracle.alphabeta(p, a, b)) for p in windowed for a, b in WINDOWS],
             hint="Inside the window return the score; outside it, a bound on the right side of alpha or beta.",
         ),
@@ -64,5 +64,5 @@ def checks(oracle: Oracle) -> list[Check]:
             cases=[case(EMPTY, accept=oracle.score(EMPTY))],
             hint="Stop trying moves once alpha >= beta, and pass the narrowed window down to the recursive calls.",
         ),
-        unchanged("alphabeta, score, choose_move", points=1),
+        unchanged("alphabeta, score, choose_move"),
     ]

@@ -18,7 +18,7 @@ def checks(oracle: Oracle) -> list[Check]:
             id="depth_score/finished",
             function="depth_score",
             title="depth_score on a fixed sample of 100 finished boards, at depths 0, 1, 2 and 4",
-            points=1,
+            points=2,
             cases=[
                 case(p, depth, accept=oracle.depth_score(p, depth))
                 for p in sample(finished, 60, "depth/finished") + sample(won, 40, "depth/won")
@@ -54,5 +54,5 @@ def checks(oracle: Oracle) -> list[Check]:
             cases=[case(p, accept=oracle.best_squares(p)) for p in sample(several, 40, "best/several")],
             hint="Keep every square whose score equals the best, not just the first, and return them sorted.",
         ),
-        unchanged("depth_score, best_squares", points=1),
+        unchanged("depth_score, best_squares"),
     ]

@@ -57,10 +57,10 @@ def checks(oracle: Oracle) -> list[Check]:
             id="score/all-positions",
             function="score",
             title=f"score on every one of the {POSITIONS:,} reachable boards",
-            points=1,
+            points=2,
             cases=[case(p, accept=oracle.score(p)) for p in oracle.positions],
             notebook_sample=500,
             hint="Turned or flipped boards have the same score: one memo entry answers for all 8.",
         ),
-        unchanged("symmetries, canonical, score", points=1),
+        unchanged("symmetries, canonical, score"),
     ]

@@ -1,0 +1,58 @@
+"""A table written into a module where the stage asks for a computation, found in its source for "Needs a look".
+
+Every stage asks for a computation (a search, a count, a check of the lines), and a memo is filled by scoring.
+A module can instead hold the answers, e.g. memo = {...every board's score...} and a score that looks boards up:
+its answers are right and fast, so every check passes, and nothing the child runs can tell it from a memo. Here
+the parent reads the source (never runs it) and names the first literal too large for honest code: the
+solutions and every variant hold literals of a few dozen items at most (the eight lines: 24 constants; the
+symmetries of 10_symmetry: 72). It only flags the plain forms (a display, a long string or int, many small ones);
+a table hidden some other way (compressed into a short string, in comments read back) is not found: the grade
+stands, and the README says so under "Known limits".
+"""
+
+import ast
+
+ITEMS = 100  # constants inside one literal display (a list, tuple, set or dict, nested ones counted in)
+CHARS = 1000  # characters of one str or bytes literal that is not a docstring
+INT_BITS = 256  # bits of one int literal: a table can be packed into a big number
+MODULE_ITEMS = 1000  # constants in the whole module, docstrings aside: a table spread over many statements
+MODULE_CHARS = 10_000  # characters of all its str and bytes literals, docstrings aside
+
+
+def table_look(source: str, filename: str) -> str:
+    """Why the module should be read by an instructor (a table instead of a computation), or ""."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""  # the child reports what is wrong with it
+    docstrings = {
+        id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    constants = chars = 0
+    inside: set[int] = set()  # constants already counted in an enclosing display
+    for node in ast.walk(tree):  # breadth first: an outer display comes before the displays inside it
+        if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.Dict) and id(node) not in inside:
+            found = [item for item in ast.walk(node) if isinstance(item, ast.Constant)]
+            inside.update(id(item) for item in ast.walk(node))
+            if len(found) > ITEMS:
+                return _look(filename, node, f"a literal of {len(found):,} values")
+        if not isinstance(node, ast.Constant) or id(node) in docstrings:
+            continue
+        constants += 1
+        value = node.value
+        if isinstance(value, str | bytes):
+            chars += len(value)
+            if len(value) > CHARS:
+                return _look(filename, node, f"a literal of {len(value):,} characters")
+        elif type(value) is int and value.bit_length() > INT_BITS:
+            return _look(filename, node, f"an int literal of {value.bit_length():,} bits")
+    if constants > MODULE_ITEMS or chars > MODULE_CHARS:
+        return f"{filename} holds {constants:,} literal values ({chars:,} characters){QUESTION}"
+    return ""
+
+
+QUESTION = ": a table where a computation is asked?"
+
+
+def _look(filename: str, node: ast.AST, what: str) -> str:
+    return f"{filename} line {node.lineno} holds {what}{QUESTION}"

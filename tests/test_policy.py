@@ -31,6 +31,7 @@ from autograder.admin.submitted import NO_TIME, git_commit_time, parse_timestamp
 from autograder.course.stages import CORE_STAGES, STAGES
 from autograder.grading.grade import untimed_notes
 from autograder.grading.record import Outcome, StageResult, SubmissionResult
+from autograder.outputs.report import feedback_html, report_html
 from tests.classes import ROOT, grade, read_grades, reference
 
 EXAMPLES = ROOT / "examples" / "submissions"
@@ -461,8 +462,12 @@ def test_a_graded_stage_whose_file_is_not_known_has_no_time_and_is_never_on_time
     for stage_id in ("01_rules", "02_count_games"):
         assert (lateness[stage_id].source, lateness[stage_id].submitted) == (NO_TIME, None), stage_id
     assert lateness["03_minimax"].source == ""  # not submitted: nothing to time
-    (line,) = untimed_notes({"kim": dataclasses.replace(result, lateness=lateness)})
+    timed = dataclasses.replace(result, lateness=lateness)
+    (line,) = untimed_notes({"kim": timed})
     assert "kim" in line and "01_rules, 02_count_games" in line
+    looks = report_html({"kim": timed}).split('id="needs-look"')[1].split("</section>")[0]
+    assert "01_rules" in looks and "02_count_games" in looks and "no time found" in looks
+    assert "Deadlines" in feedback_html(timed) and "no time found" in feedback_html(timed)
 
 
 def test_collected_by_names_a_known_collection_tool():

@@ -27,7 +27,14 @@ from autograder.admin.policy import (
     penalty_percent,
     penalty_points,
 )
-from autograder.admin.submitted import NO_TIME, git_commit_time, parse_timestamp, submission_time
+from autograder.admin.submitted import (
+    NO_TIME,
+    Submitted,
+    git_commit_time,
+    parse_timestamp,
+    submission_time,
+    submission_times,
+)
 from autograder.course.stages import CORE_STAGES, STAGES
 from autograder.grading.grade import untimed_notes
 from autograder.grading.record import Outcome, StageResult, SubmissionResult
@@ -324,6 +331,24 @@ def test_submission_time_reads_git_without_running_anything_of_the_repository(tm
     assert git_commit_time(repo) == submitted.when
     assert not marker.exists()
     assert submission_time(repo, "02_count_games", None) is None  # nothing of that stage was graded
+
+
+def test_a_git_file_pointing_at_a_classmate_never_lends_their_commit_dates(tmp_path):
+    """Is the working tree of a folder whose .git is a file (gitdir: ../grace/.git) timed by the classmate's
+    commit? It holds the same bytes, so only the refusal stops it; a 1 GiB config of grace's is never read."""
+    grace, eve = tmp_path / "grace", tmp_path / "eve"
+    for folder in (grace, eve):
+        (folder / "01_rules").mkdir(parents=True)
+        (folder / "01_rules" / "rules.py").write_text(reference("01_rules"))
+    _git(grace, "init", "-q", date="2025-03-01T10:00:00+00:00")
+    _git(grace, "add", ".", date="2025-03-01T10:00:00+00:00")
+    _git(grace, "commit", "-qm", "one", date="2025-03-01T10:00:00+00:00")
+    os.truncate(grace / ".git" / "config", 1 << 30)  # sparse: costs nothing here, would cost git a GiB
+    (eve / ".git").write_text("gitdir: ../grace/.git\n")
+    _set_times(eve, BERLIN_DUE + timedelta(days=19))
+    graded = {"01_rules": "01_rules/rules.py"}
+    assert submission_times(eve, graded)["01_rules"] == Submitted(BERLIN_DUE + timedelta(days=19), "file times")
+    assert submission_times(grace, graded)["01_rules"] == Submitted(datetime(2025, 3, 1, 10, tzinfo=UTC), "git commit")
 
 
 def _policy_grade(tmp_path, submissions: Path, text: str) -> Path:

@@ -147,8 +147,8 @@ def git_output(git_dir: Path, *arguments: str, limit: int = 1 << 20, stdin: byte
         if output.tell() > limit or done.returncode == -signal.SIGXFSZ:
             raise GitError(f"git {arguments[0]} wrote over {limit:,} bytes")
         if done.returncode != 0:
-            errors.seek(0)
-            text = errors.read(4096).decode(errors="replace").strip()
+            errors.seek(max(0, errors.tell() - 4096))  # its last words: the reason comes last
+            text = errors.read().decode(errors="replace").strip()
             if done.returncode < 0:
                 text = f"stopped by signal {-done.returncode} (past a limit: memory or CPU)"
             elif "out of memory" in text.lower() or "cannot allocate" in text.lower():

@@ -6,6 +6,7 @@ example class's (tests/golden/example_class/grades.csv).
 """
 
 import csv
+import dataclasses
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from autograder.admin.late import apply_policy
 from autograder.admin.policy import (
     LateRule,
     PolicyError,
@@ -25,8 +27,18 @@ from autograder.admin.policy import (
     penalty_percent,
     penalty_points,
 )
-from autograder.admin.submitted import git_commit_time, parse_timestamp, submission_time
-from autograder.course.stages import CORE_STAGES
+from autograder.admin.submitted import (
+    NO_TIME,
+    Submitted,
+    git_commit_time,
+    parse_timestamp,
+    submission_time,
+    submission_times,
+)
+from autograder.course.stages import CORE_STAGES, STAGES
+from autograder.grading.grade import untimed_notes
+from autograder.grading.record import Outcome, StageResult, SubmissionResult
+from autograder.outputs.report import feedback_html, report_html
 from tests.classes import ROOT, grade, read_grades, reference
 
 EXAMPLES = ROOT / "examples" / "submissions"
@@ -182,8 +194,10 @@ def graded(tmp_path_factory):
     _set_times(submissions / "ada", BERLIN_DUE + timedelta(days=2))
     _set_times(submissions / "alan", BERLIN_DUE + timedelta(days=10))
     _set_times(submissions / "linus", BERLIN_DUE + timedelta(days=30))  # the timestamp file wins over these
-    # nbgrader's format; 2025-03-09 11:00 in Berlin: 1 day 11 h 1 min late, so 2 started days
-    (submissions / "linus" / "timestamp.txt").write_text("2025-03-09 10:00:00.000000 UTC")
+    # nbgrader's format and place (submitted/<student>/<assignment>/timestamp.txt, one per stage folder);
+    # 2025-03-09 11:00 in Berlin: 1 day 11 h 1 min late, so 2 started days
+    for stage_folder in (submissions / "linus").iterdir():
+        (stage_folder / "timestamp.txt").write_text("2025-03-09 10:00:00.000000 UTC")
     _git(submissions / "katherine", "init", "-q", date="2025-03-08T00:10:00+01:00")
     _git(submissions / "katherine", "add", ".", date="2025-03-08T00:10:00+01:00")
     _git(submissions / "katherine", "commit", "-qm", "my stages", date="2025-03-08T00:10:00+01:00")
@@ -319,6 +333,24 @@ def test_submission_time_reads_git_without_running_anything_of_the_repository(tm
     assert submission_time(repo, "02_count_games", None) is None  # nothing of that stage was graded
 
 
+def test_a_git_file_pointing_at_a_classmate_never_lends_their_commit_dates(tmp_path):
+    """Is the working tree of a folder whose .git is a file (gitdir: ../grace/.git) timed by the classmate's
+    commit? It holds the same bytes, so only the refusal stops it; a 1 GiB config of grace's is never read."""
+    grace, eve = tmp_path / "grace", tmp_path / "eve"
+    for folder in (grace, eve):
+        (folder / "01_rules").mkdir(parents=True)
+        (folder / "01_rules" / "rules.py").write_text(reference("01_rules"))
+    _git(grace, "init", "-q", date="2025-03-01T10:00:00+00:00")
+    _git(grace, "add", ".", date="2025-03-01T10:00:00+00:00")
+    _git(grace, "commit", "-qm", "one", date="2025-03-01T10:00:00+00:00")
+    os.truncate(grace / ".git" / "config", 1 << 30)  # sparse: costs nothing here, would cost git a GiB
+    (eve / ".git").write_text("gitdir: ../grace/.git\n")
+    _set_times(eve, BERLIN_DUE + timedelta(days=19))
+    graded = {"01_rules": "01_rules/rules.py"}
+    assert submission_times(eve, graded)["01_rules"] == Submitted(BERLIN_DUE + timedelta(days=19), "file times")
+    assert submission_times(grace, graded)["01_rules"] == Submitted(datetime(2025, 3, 1, 10, tzinfo=UTC), "git commit")
+
+
 def _policy_grade(tmp_path, submissions: Path, text: str) -> Path:
     tmp_path.mkdir(exist_ok=True)
     policy = tmp_path / "late-policy.toml"
@@ -384,6 +416,83 @@ def test_a_timestamp_file_the_student_wrote_is_never_believed(tmp_path):
     collected = _policy_grade(tmp_path / "collected", submissions, 'collected_by = "nbgrader"\n' + LATE_POLICY)
     assert _late(collected, "sly")["stages"]["01_rules"]["source"] == "timestamp file"
     assert _late(collected, "grace")["stages"]["01_rules"]["late"] == 19
+
+
+def test_a_file_changed_after_its_last_commit_is_timed_by_the_file_not_the_commit(tmp_path):
+    """Is a stage file edited in the working tree after its last commit (the starter committed before the due
+    date, the answer written 19 days later) timed by that commit? The commit's date does not describe the bytes
+    graded, so its own file time does; an honest classmate whose file is the one committed keeps the commit's."""
+    submissions = tmp_path / "submissions"
+    before = (BERLIN_DUE - timedelta(days=2)).isoformat()
+    for student in ("max", "grace"):
+        folder = submissions / student
+        (folder / "01_rules").mkdir(parents=True)
+        (folder / "01_rules" / "rules.py").write_text(reference("01_rules") if student == "grace" else "# soon\n")
+        _git(folder, "init", "-q", date=before)
+        _git(folder, "add", ".", date=before)
+        _git(folder, "commit", "-qm", "start", date=before)
+        _set_times(folder, BERLIN_DUE + timedelta(days=19))
+    (submissions / "max" / "01_rules" / "rules.py").write_text(reference("01_rules"))
+    _set_times(submissions / "max", BERLIN_DUE + timedelta(days=19))
+    out = _policy_grade(tmp_path, submissions, LATE_POLICY)
+    assert read_grades(out)["max"]["01_rules"] == read_grades(out)["grace"]["01_rules"] == "10"
+    changed = _late(out, "max")["stages"]["01_rules"]
+    assert (changed["source"], changed["late"], changed["score"]) == ("file times", 19, 0), changed
+    honest = _late(out, "grace")["stages"]["01_rules"]
+    assert (honest["source"], honest["late"], honest["score"]) == ("git commit", 0, 10), honest
+
+
+def test_only_the_timestamp_nbgrader_writes_counts_even_when_the_class_was_collected_by_it(tmp_path):
+    """With collected_by = "nbgrader", is a timestamp.txt read anywhere but the assignment folder nbgrader made
+    (submitted/<student>/<assignment>/timestamp.txt, written over the student's own)? One at the student's level
+    beside flat files, or in a folder that is the student's own repository, is the student's."""
+    submissions = tmp_path / "submissions"
+    on_time, late = "2025-03-01 10:00:00.000000 UTC", "2025-03-26 10:00:00.000000 UTC"
+    flat = submissions / "flo"
+    flat.mkdir(parents=True)
+    (flat / "rules.py").write_text(reference("01_rules"))
+    (flat / "timestamp.txt").write_text(on_time)
+    repository = submissions / "rex" / "01_rules"
+    repository.mkdir(parents=True)
+    (repository / "rules.py").write_text(reference("01_rules"))
+    (repository / "timestamp.txt").write_text(on_time)
+    _git(submissions / "rex", "init", "-q", date="2025-03-01T10:00:00+00:00")  # nothing committed: no git time
+    honest = submissions / "grace" / "01_rules"
+    honest.mkdir(parents=True)
+    (honest / "rules.py").write_text(reference("01_rules"))
+    (honest / "timestamp.txt").write_text(late)  # nbgrader's own: 19 days late
+    for student in ("flo", "rex", "grace"):
+        _set_times(submissions / student, BERLIN_DUE + timedelta(days=19))
+    out = _policy_grade(tmp_path, submissions, 'collected_by = "nbgrader"\n' + LATE_POLICY)
+    for student, source in (("flo", "file times"), ("rex", "file times"), ("grace", "timestamp file")):
+        entry = _late(out, student)["stages"]["01_rules"]
+        assert (entry["source"], entry["late"], entry["score"]) == (source, 19, 0), (student, entry)
+        assert read_grades(out)[student]["01_rules"] == "10"
+
+
+def test_a_graded_stage_whose_file_is_not_known_has_no_time_and_is_never_on_time_silently(tmp_path):
+    """A stage that was graded but whose graded file the policy cannot find (or time) is NO_TIME, flagged in
+    the results and the terminal, never "not submitted" (which is never late)."""
+    stages = {
+        stage.id: StageResult(stage.id, 0.0, stage.points, Outcome.MISSING, "not submitted", phase="intake")
+        for stage in STAGES
+    }
+    stages["01_rules"] = StageResult("01_rules", 10.0, 10, Outcome.PASSED, "", phase="calls")
+    stages["02_count_games"] = StageResult("02_count_games", 10.0, 10, Outcome.PASSED, "", phase="calls")
+    result = SubmissionResult("kim", stages, "", "bubblewrap", "", 1.0)
+    (tmp_path / "kim").mkdir()
+    policy = load_policy_text(LATE_POLICY)
+    files = {"02_count_games": "02_count_games/count_games.py"}  # 01's file unknown; 02's gone since
+    lateness = apply_policy(policy, "kim", tmp_path / "kim", result, files)
+    for stage_id in ("01_rules", "02_count_games"):
+        assert (lateness[stage_id].source, lateness[stage_id].submitted) == (NO_TIME, None), stage_id
+    assert lateness["03_minimax"].source == ""  # not submitted: nothing to time
+    timed = dataclasses.replace(result, lateness=lateness)
+    (line,) = untimed_notes({"kim": timed})
+    assert "kim" in line and "01_rules, 02_count_games" in line
+    looks = report_html({"kim": timed}).split('id="needs-look"')[1].split("</section>")[0]
+    assert "01_rules" in looks and "02_count_games" in looks and "no time found" in looks
+    assert "Deadlines" in feedback_html(timed) and "no time found" in feedback_html(timed)
 
 
 def test_collected_by_names_a_known_collection_tool():

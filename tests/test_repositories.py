@@ -1,14 +1,18 @@
 """A class of git repositories as GitHub Classroom's tools clone them, graded as it is and as it was (--at)."""
 
+import hashlib
 import json
 import os
 import sqlite3
+import stat
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
 
-from autograder.grading.intake import repositories
+from autograder.admin.submitted import submission_times
+from autograder.grading.intake import git_snapshot, repositories
 from tests.classes import grade, read_grades, reference, starter
 
 DEADLINE = "2026-03-01T23:59:00+01:00"
@@ -262,3 +266,151 @@ def test_replace_refs_and_grafts_do_not_rewrite_the_history_graded(tmp_path):
     out = tmp_path / "out"
     assert grade(classroom, out, "--at", DEADLINE).returncode == 0
     assert read_grades(out)["hw-rex"]["01_rules"] == "0"  # the starter it committed, not the replacement
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Git itself parses the student's objects: its memory, CPU and output are capped by the kernel
+
+
+def inflating_commit(repository: Path, inflated: int) -> str:
+    """HEAD: a loose commit object of a few hundred KB on disk whose message inflates to `inflated` bytes."""
+    empty_tree = git(repository, "hash-object", "-t", "tree", "-w", "/dev/null")
+    person = "S <s@example.org> 1740823200 +0000"
+    head = f"tree {empty_tree}\nauthor {person}\ncommitter {person}\n\n"
+    body_size = len(head) + inflated
+    prefix = f"commit {body_size}\0".encode() + head.encode()
+    digest, packer = hashlib.sha1(prefix), zlib.compressobj(1)
+    data = [packer.compress(prefix)]
+    chunk = b"a" * (16 << 20)
+    for _ in range(inflated // len(chunk)):
+        digest.update(chunk)
+        data.append(packer.compress(chunk))
+    data.append(packer.flush())
+    object_id = digest.hexdigest()
+    folder = repository / ".git" / "objects" / object_id[:2]
+    folder.mkdir(exist_ok=True)
+    (folder / object_id[2:]).write_bytes(b"".join(data))
+    git(repository, "update-ref", "HEAD", object_id)
+    return object_id
+
+
+def tree_bomb(repository: Path, fan_out: int = 16, depth: int = 8) -> None:
+    """HEAD: a commit of a tree naming one subtree fan_out times, depth deep (fan_out ** depth paths, a few KB)."""
+    blob = subprocess.run(
+        ["git", "-C", str(repository), "hash-object", "-w", "--stdin"], input="x\n", capture_output=True, text=True
+    ).stdout.strip()
+    entries = "".join(f"100644 blob {blob}\tf{i}\n" for i in range(fan_out))
+    for _ in range(depth):
+        tree = subprocess.run(
+            ["git", "-C", str(repository), "mktree"], input=entries, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        entries = "".join(f"040000 tree {tree}\t01_rules{i}\n" for i in range(fan_out))
+    made = git(repository, "commit-tree", tree, "-m", "bomb", when=BEFORE)
+    git(repository, "update-ref", "HEAD", made)
+
+
+def test_objects_that_ask_git_for_gigabytes_are_stopped_for_that_student_alone(tmp_path, monkeypatch):
+    """Is a commit that inflates past git's memory cap, or a tree listing billions of paths, stopped by the kernel
+    (RLIMIT_AS, RLIMIT_FSIZE) with a reason for that student, while a classmate is read as usual? (A 3 MB .git
+    whose commit inflates to 3 GiB once took git 25 s and 3 GiB of the grader's memory, as root.)"""
+    monkeypatch.setattr(git_snapshot, "GIT_MEMORY", 256 << 20)  # the same mechanism, with a bomb quick to build
+    monkeypatch.setattr(repositories, "MAX_LISTING_BYTES", 1 << 20)
+    moment, _ = repositories.parse_at(DEADLINE)
+    inflating, listing, honest = tmp_path / "hw-mallory", tmp_path / "hw-trudy", tmp_path / "hw-grace"
+    for repository in (inflating, listing, honest):
+        repository.mkdir()
+        git(repository, "init", "-q")
+    commit(honest, BEFORE, {RULES: reference("01_rules")})
+    inflating_commit(inflating, 320 << 20)
+    (inflating / RULES).parent.mkdir(parents=True)
+    (inflating / RULES).write_text(reference("01_rules"))
+    tree_bomb(listing)
+
+    submission, found = repositories.read_at("mallory", inflating, moment)
+    assert found is None and "memory" in submission.problems["01_rules"], submission.problems["01_rules"]
+    submission, found = repositories.read_at("trudy", listing, moment)
+    assert found is None and "wrote over" in submission.problems["01_rules"], submission.problems["01_rules"]
+    # The submission times of the working tree: the commit cannot be read, so the file's own time is used.
+    assert submission_times(inflating, {"01_rules": RULES})["01_rules"].source == "file times"
+    submission, found = repositories.read_at("grace", honest, moment)
+    assert found is not None and "01_rules" in submission.sources and not submission.problems.get("01_rules")
+    assert submission_times(honest, {"01_rules": RULES})["01_rules"].source == "git commit"
+
+
+def test_a_fifo_or_device_in_git_refuses_the_repository_without_opening_it(tmp_path):
+    def device(path):
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+
+    for name, make in (("fifo", os.mkfifo), ("device", device)):
+        repository = tmp_path / name
+        repository.mkdir()
+        git(repository, "init", "-q")
+        commit(repository, BEFORE, {RULES: reference("01_rules")})
+        try:
+            make(repository / ".git" / "refs" / "heads" / "trap")
+        except PermissionError:
+            pytest.skip("mknod needs root")
+        with pytest.raises(git_snapshot.GitError, match="not a plain file"), git_snapshot.snapshot(repository):
+            pass
+
+
+def test_the_graders_own_git_environment_is_not_passed_on(tmp_path):
+    """Does a GIT_DIR, GIT_CONFIG_* or GIT_PAGER in the instructor's environment (a grader started from a git
+    hook, say) reach the git the grader runs: another repository read, a configured program run?"""
+    classroom = tmp_path / "classroom"
+    marker = tmp_path / "ran"
+    own, other = classroom / "hw-ivy", classroom / "hw-grace"
+    for repository in (own, other):
+        repository.mkdir(parents=True)
+        git(repository, "init", "-q")
+    signed_commit(own, BEFORE, {RULES: starter("01_rules")})
+    commit(other, BEFORE, {RULES: reference("01_rules")})
+    program = tmp_path / "verify.sh"
+    program.write_text(f"#!/bin/sh\nid -u >> {marker}\nexit 0\n")
+    program.chmod(0o755)
+    hostile = {
+        "GIT_DIR": str(other / ".git"),
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_0": "log.showSignature",
+        "GIT_CONFIG_VALUE_0": "true",
+        "GIT_CONFIG_KEY_1": "gpg.program",
+        "GIT_CONFIG_VALUE_1": str(program),
+        "GIT_CONFIG_PARAMETERS": f"'core.fsmonitor'='{program}'",
+        "GIT_PAGER": str(program),
+        "GIT_EXTERNAL_DIFF": str(program),
+    }
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[due]\n01_rules = 2026-03-01T23:59:00+01:00\n")
+    for extra in ([], ["--at", DEADLINE]):
+        out = tmp_path / f"out{len(extra)}"
+        done = grade(classroom, out, "--policy", str(policy), *extra, env=hostile)
+        assert done.returncode == 0, done.stderr
+        assert not marker.exists(), extra
+        grades = read_grades(out)
+        assert (grades["ivy"]["01_rules"], grades["grace"]["01_rules"]) == ("0", "10"), extra  # ivy's own starter
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can hand a repository to another uid")
+def test_repositories_owned_by_other_uids_are_read_as_root(tmp_path):
+    """Git refuses a repository of another owner ("dubious ownership", safe.directory): does a class cloned by
+    the students' uids (or unpacked with their owners) still grade with --at and get its commit times as root?"""
+    classroom = tmp_path / "classroom"
+    for number, username in enumerate(("ana", "ben")):
+        repository = classroom / f"hw-{username}"
+        repository.mkdir(parents=True)
+        git(repository, "init", "-q")
+        commit(repository, BEFORE, {RULES: reference("01_rules")})
+        for path in (repository, *repository.rglob("*")):
+            os.lchown(path, 4200 + number, 4200 + number)
+    plain = subprocess.run(["git", "-C", str(classroom / "hw-ana"), "log", "-1"], capture_output=True, text=True)
+    assert plain.returncode != 0 and "dubious ownership" in plain.stderr  # what git itself does with them
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[due]\n01_rules = 2026-03-01T23:59:00+01:00\n")
+    for extra in ([], ["--at", DEADLINE]):
+        out = tmp_path / f"out{len(extra)}"
+        done = grade(classroom, out, "--policy", str(policy), *extra)
+        assert done.returncode == 0, done.stderr
+        for username in ("ana", "ben"):
+            assert read_grades(out)[username]["01_rules"] == "10", (username, extra)
+            late = json.loads((out / username / "results.json").read_text())["extra_data"]["late"]["stages"]
+            assert late["01_rules"]["source"] in ("git commit", "git commit graded (--at)"), late["01_rules"]

@@ -32,11 +32,13 @@ class Course:
             notes.append(f"not in the roster {self.roster.path} (left out of the exports): {_names(unknown)}")
         return notes
 
-    def applied(self, student: str, result: SubmissionResult) -> SubmissionResult:
-        """The result with what the policy makes of it (the raw scores unchanged); itself without a policy."""
+    def applied(self, student: str, result: SubmissionResult, files: dict[str, str] | None = None) -> SubmissionResult:
+        """The result with what the policy makes of it (the raw scores unchanged); itself without a policy.
+
+        files: the intake's Submission.files for the student, when this run read it (see late.apply_policy)."""
         if self.policy is None or student not in self.paths:
             return result
-        lateness = apply_policy(self.policy, student, self.paths[student], result)
+        lateness = apply_policy(self.policy, student, self.paths[student], result, files)
         return dataclasses.replace(result, lateness=lateness)
 
 

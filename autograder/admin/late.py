@@ -5,7 +5,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from autograder.admin.policy import Policy, late_units, penalty_percent, penalty_points
-from autograder.admin.submitted import Submitted, submission_time
+from autograder.admin.submitted import NO_TIME, Submitted, submission_times
 from autograder.course.stages import STAGES
 from autograder.grading.record import Lateness, SubmissionResult
 from autograder.grading.submissions import read_student
@@ -33,22 +33,31 @@ def stage_lateness(
     )
 
 
-def apply_policy(policy: Policy, student: str, path: Path, result: SubmissionResult) -> dict[str, Lateness]:
+def apply_policy(
+    policy: Policy, student: str, path: Path, result: SubmissionResult, files: dict[str, str] | None = None
+) -> dict[str, Lateness]:
     """Every stage's verdict for the student whose submission is at path (a folder or a .zip).
 
-    The time is that of the file the intake grades for the stage (read again here by the intake itself, so a
-    near-miss name is timed like an exact one); with --at, that of the commit graded, for every stage graded.
+    files: the intake's record of the file it graded for each stage (Submission.files), so the time is that of
+    the very file graded, a near-miss name included; None when this run did not read the student (a result
+    reused as it stands), and then the intake reads it again. With --at, the time is that of the commit
+    graded, for every stage graded. A stage that was graded but whose file is not known has no time (NO_TIME,
+    flagged), never "not submitted".
     """
-    files = {} if result.commit is not None else read_student(student, path).files
+    if files is None and result.commit is None:
+        files = read_student(student, path).files
+    graded = {stage.id: (files or {}).get(stage.id) for stage in STAGES if result.stages[stage.id].phase != "intake"}
+    known = {stage_id: file for stage_id, file in graded.items() if file is not None}
+    times = {} if result.commit is not None else submission_times(path, known, policy.collected_by)
     verdicts = {}
     for stage in STAGES:
         entry = result.stages[stage.id]
-        if result.commit is not None:
-            graded = entry.phase != "intake"
-            commit_time = datetime.fromisoformat(result.commit.time)
-            submitted = Submitted(commit_time, "git commit graded (--at)") if graded else None
+        if stage.id not in graded:
+            submitted = None
+        elif result.commit is not None:
+            submitted = Submitted(datetime.fromisoformat(result.commit.time), "git commit graded (--at)")
         else:
-            submitted = submission_time(path, stage, files.get(stage.id), policy.collected_by)
+            submitted = times.get(stage.id, Submitted(None, NO_TIME))
         verdicts[stage.id] = stage_lateness(policy, student, stage.id, entry.score, entry.max_score, submitted)
     return verdicts
 

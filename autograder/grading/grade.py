@@ -306,6 +306,7 @@ class Batch:
         self.isolation, self.seconds, self.show_hidden = isolation, args.time_limit, args.show_hidden
         self.results: dict[str, SubmissionResult] = {}  # each cleaned, as its results.json was written
         self.commits: dict[str, repositories.Commit] = {}  # --at: the commit each student was graded at
+        self.files: dict[str, dict[str, str]] = {}  # the file the intake graded per stage: its time is the one read
         self.stored = self.reused = 0
 
     def finish(self, name: str, result: SubmissionResult, store: Callable[[], None] | None) -> None:
@@ -315,7 +316,7 @@ class Batch:
         are overwritten with the "could not be graded" result.
         """
         try:
-            result = cleaned(self.course.applied(name, self._with_commit(name, result)))
+            result = cleaned(self.course.applied(name, self._with_commit(name, result), self.files.get(name)))
             if store is not None:
                 # Drawn once for this student alone: a result the class report could not draw would stop it.
                 report_html({name: result})
@@ -557,6 +558,7 @@ def _grade_class(args, stop: threading.Event) -> int:
         except Exception as error:
             batch.fail(name, error, "while reading it")
             continue
+        batch.files[name] = submission.files
         for stage_id, (was, should) in sorted(submission.renamed.items()):
             console.say(f"{name}: found {was}, graded it as {should} ({stage_id})")
         try:

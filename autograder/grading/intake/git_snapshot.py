@@ -9,6 +9,11 @@ that `.git` is a real folder inside the student's, refuses indirections to anywh
 data git needs to read history (HEAD, refs, packed-refs, shallow and objects, no links, capped in size) into a
 fresh temporary folder; git runs there with no configuration but its defaults, no replace objects, no hooks and
 no environment of ours. What is read out is data (hashes, dates, file bytes), never an instruction.
+
+Git itself still parses the student's objects, and a few kilobytes of them can ask for gigabytes (a commit whose
+zlib stream inflates to 3 GiB made `git log` take 25 s and 3 GiB of memory; a tree that names one subtree 16
+times, 8 deep, lists 4 billion paths), so every git command runs under prlimit: its memory, CPU and output
+capped by the kernel, not after the fact.
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from autograder.grading.sandbox.host import tool
 
 GIT_TIMEOUT = 60  # seconds for one git command on one repository
 MAX_REPOSITORY_BYTES = 256 << 20  # a course repository is kilobytes; more is refused before anything is copied
@@ -33,6 +41,7 @@ COPIED_FOLDERS = ("refs", "objects")
 SKIPPED = {("objects", "info"), ("refs", "replace")}
 # Files whose presence means "look elsewhere": refused, since elsewhere is not the student's.
 INDIRECTIONS = ("commondir", "gitdir", "objects/info/alternates", "objects/info/http-alternates")
+GIT_MEMORY = 1 << 30  # RLIMIT_AS of one git command: a course repository needs a few MiB
 HEAD_LINE = re.compile(rb"(ref: refs/[A-Za-z0-9._/-]{1,200}|[0-9a-f]{40})\n?")
 
 GIT = (
@@ -109,16 +118,24 @@ def snapshot(folder: Path) -> Iterator[Path]:
 
 
 def git_output(git_dir: Path, *arguments: str, limit: int = 1 << 20, stdin: bytes | None = None) -> bytes:
-    """git's output on a snapshot, at most limit bytes (more is an error); no prompt, hook or configuration."""
+    """git's output on a snapshot, at most limit bytes (more is an error); no prompt, hook or configuration.
+
+    The kernel holds git to GIT_MEMORY, GIT_TIMEOUT s of CPU and limit bytes of output (RLIMIT_FSIZE on the
+    files its stdout and stderr go to: past it git is stopped by SIGXFSZ, so nothing larger is ever written).
+    """
+    prlimit, git = tool("prlimit"), tool("git")
+    if prlimit is None or git is None:
+        raise GitError("git and prlimit (util-linux) are needed to read a repository")
+    limits = [f"--as={GIT_MEMORY}", f"--cpu={GIT_TIMEOUT}", f"--fsize={limit + 1}", "--core=0"]
     environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **GIT_ENV}
-    with tempfile.TemporaryFile() as output:
+    with tempfile.TemporaryFile() as output, tempfile.TemporaryFile() as errors:
         try:
             done = subprocess.run(
-                [*GIT, f"--git-dir={git_dir}", *arguments],
+                [prlimit, *limits, "--", git, *GIT[1:], f"--git-dir={git_dir}", *arguments],
                 input=stdin,
                 stdin=None if stdin is not None else subprocess.DEVNULL,
                 stdout=output,
-                stderr=subprocess.PIPE,
+                stderr=errors,
                 env=environment,
                 cwd=git_dir,
                 timeout=GIT_TIMEOUT,
@@ -127,11 +144,17 @@ def git_output(git_dir: Path, *arguments: str, limit: int = 1 << 20, stdin: byte
             raise GitError(f"git {arguments[0]} took over {GIT_TIMEOUT} s") from None
         except OSError as error:
             raise GitError(f"git could not be run: {error.strerror or error}") from None
-        if done.returncode != 0:
-            last = (done.stderr.decode(errors="replace").strip().splitlines() or ["failed"])[-1]
-            raise GitError(f"git {arguments[0]}: {last[:300]}")
-        if output.tell() > limit:
+        if output.tell() > limit or done.returncode == -signal.SIGXFSZ:
             raise GitError(f"git {arguments[0]} wrote over {limit:,} bytes")
+        if done.returncode != 0:
+            errors.seek(max(0, errors.tell() - 4096))  # its last words: the reason comes last
+            text = errors.read().decode(errors="replace").strip()
+            if done.returncode < 0:
+                text = f"stopped by signal {-done.returncode} (past a limit: memory or CPU)"
+            elif "out of memory" in text.lower() or "cannot allocate" in text.lower():
+                text = f"needed over {GIT_MEMORY >> 20} MiB of memory"
+            last = (text.splitlines() or ["failed"])[-1]
+            raise GitError(f"git {arguments[0]}: {last[:300]}")
         output.seek(0)
         return output.read()
 
@@ -150,8 +173,11 @@ class _Budget:
 
 
 def _copy_file(source: Path, target: Path, budget: _Budget, missing_ok: bool) -> None:
-    """Copy one regular file, never through a link, never from a FIFO or device."""
+    """Copy one regular file, never through a link, never from a FIFO or device (not even opened: opening a
+    device can do something), and no more than its size when it was looked at."""
     try:
+        if not stat.S_ISREG(os.lstat(source).st_mode):
+            raise GitError(f".git/{source.name} is not a plain file")
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         if missing_ok:
@@ -164,9 +190,11 @@ def _copy_file(source: Path, target: Path, budget: _Budget, missing_ok: bool) ->
         if not stat.S_ISREG(info.st_mode):
             raise GitError(f".git/{source.name} is not a plain file")
         budget.take(info.st_size)
+        left = info.st_size
         with open(target, "wb") as out:
-            while chunk := handle.read(1 << 20):
+            while left > 0 and (chunk := handle.read(min(left, 1 << 20))):
                 out.write(chunk)
+                left -= len(chunk)
 
 
 def _copy_tree(source: Path, target: Path, parts: tuple[str, ...], budget: _Budget) -> None:

@@ -118,6 +118,7 @@ def copy_stage_files(git_dir: Path, commit: str, folder: Path) -> None:
     """
     listing = git_output(git_dir, "ls-tree", "-r", "-t", "-z", "--long", commit, limit=MAX_LISTING_BYTES)
     copied = written = 0
+    wanted: list[tuple[Path, str, int]] = []  # files to read out of git, all at once
     for record in listing.split(b"\0"):
         if not record:
             continue
@@ -144,8 +145,27 @@ def copy_stage_files(git_dir: Path, commit: str, folder: Path) -> None:
                 if length > MAX_FILE_BYTES or written + length > MAX_TOTAL_BYTES:
                     handle.truncate(length)  # refused by its size; never read out of git
                 else:
-                    handle.write(git_output(git_dir, "cat-file", "blob", blob.decode(), limit=MAX_FILE_BYTES))
+                    wanted.append((target, blob.decode(), length))
                     written += length
+    for (target, _blob, _length), raw in zip(wanted, read_blobs(git_dir, wanted, written), strict=True):
+        target.write_bytes(raw)
+
+
+def read_blobs(git_dir: Path, wanted: list[tuple[Path, str, int]], total: int) -> list[bytes]:
+    """The bytes of each blob of wanted (target, id, size), in order, read by one `git cat-file --batch`."""
+    if not wanted:
+        return []
+    request = "".join(f"{blob}\n" for _target, blob, _length in wanted).encode()
+    output = git_output(git_dir, "cat-file", "--batch", stdin=request, limit=total + 100 * len(wanted))
+    blobs, at = [], 0
+    for _target, blob, length in wanted:
+        end = output.find(b"\n", at)
+        header = output[at:end].split()
+        if end < 0 or header != [blob.encode(), b"blob", str(length).encode()]:
+            raise GitError(f"git cat-file: blob {blob[:12]} could not be read")
+        blobs.append(output[end + 1 : end + 1 + length])
+        at = end + 1 + length + 1  # the content, then a newline
+    return blobs
 
 
 def read_at(name: str, path: Path, moment: datetime) -> tuple[Submission, Commit | None]:

@@ -9,8 +9,9 @@ import statistics
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from autograder.admin.submitted import NO_TIME
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGE_BY_ID, STAGES, TOTAL_POINTS, Stage
-from autograder.grading.record import Outcome, StageKind, StageResult, SubmissionResult, TestResult
+from autograder.grading.record import Outcome, StageKind, StageResult, SubmissionResult, TestResult, stage_status
 from autograder.grading.submissions import output_folder
 from autograder.outputs import name_order, stats
 from autograder.outputs.gradesheet import points  # penalties keep their two decimals
@@ -180,6 +181,7 @@ class ClassReport:
     help_rule: str
     wrong: list[WrongStage]  # "What the class got wrong", by stage
     policy: bool = False  # some student was graded under a course policy: the table shows late work
+    untimed_looks: int = 0  # of looks, the graded stages with no submission time (counted on time)
 
 
 @dataclass(frozen=True)
@@ -344,6 +346,8 @@ def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple 
         Look(look.student, feedback_href(look.student), look.stage, look.kind, look.reason)
         for look in stats.needs_a_look(facts)
     ]
+    untimed = _untimed_looks(results, students)
+    looks += untimed
     look_students = len({look.student for look in looks})
     helped = [Helped(entry.student, feedback_href(entry.student), entry.stages) for entry in stats.needs_help(facts)]
     visible = {(test.stage, test.check): test.visible for result in results.values() for test in result.tests}
@@ -376,7 +380,24 @@ def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple 
         help_rule=stats.HELP_RULE,
         wrong=_wrong(facts, visible),
         policy=any(results[name].lateness is not None for name in students),
+        untimed_looks=len(untimed),
     )
+
+
+def _untimed_looks(results: dict[str, SubmissionResult], students: list[str]) -> list[Look]:
+    """A graded stage whose submission time could not be read was counted on time: an instructor should check."""
+    return [
+        Look(
+            name,
+            feedback_href(name),
+            stage_id,
+            stage_status(results[name].stages[stage_id]).kind,
+            f"{NO_TIME}: its submission time could not be read, so it was counted on time; check when it was handed in",
+        )
+        for name in students
+        for stage_id, entry in (results[name].lateness or {}).items()
+        if entry.source == NO_TIME
+    ]
 
 
 def _test_view(test: TestResult, show_hidden: bool, stage_message: str) -> TestView:

@@ -75,7 +75,9 @@ def graded(tmp_path_factory) -> tuple[Path, dict[str, SubmissionResult]]:
     copy_class(root / "submissions")
     out = root / "out"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(judge, "stage_limits", lambda stage: sandbox.Limits(cpu_seconds=4, wall_seconds=8))
+        patch.setattr(
+            judge, "stage_limits", lambda stage, wall_left=None: sandbox.Limits(cpu_seconds=4, wall_seconds=8)
+        )
         assert grade.main([str(root / "submissions"), "--out", str(out), "--quiet"]) == 0
     results = {path.parent.name: from_json(json.loads(path.read_text())) for path in out.glob("*/results.json")}
     write_pages(out, results)

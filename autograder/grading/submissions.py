@@ -10,8 +10,10 @@ becomes a clear sentence on the stage it spoils (or a note), never an exception.
 """
 
 import hashlib
+import io
 import os
 import stat
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -267,7 +269,7 @@ def _read_stage(submission: Submission, tree: Tree, root: tuple[str, ...], stage
         try:
             raw = tree.read(parts, candidate)
             digest.update(f"{stage.id}\0{candidate}\0".encode() + raw + b"\0")
-            submission.sources[stage.id] = _source(candidate, raw)
+            submission.sources[stage.id] = _source(candidate, raw, stage)
         except Overflow:
             raise
         except Unreadable as error:
@@ -304,7 +306,7 @@ def _read_near_miss(submission: Submission, tree: Tree, root: tuple, stage: Stag
     try:
         raw = tree.read(root + tuple(shown.split("/")), shown)
         digest.update(f"{stage.id}\0{shown}\0".encode() + raw + b"\0")
-        source = _source(shown, raw)
+        source = _source(shown, raw, stage)
     except Overflow:
         raise
     except (Unreadable, ValueError) as error:
@@ -317,12 +319,14 @@ def _read_near_miss(submission: Submission, tree: Tree, root: tuple, stage: Stag
     submission.renamed[stage.id] = (printable(shown), printable(should))
 
 
-def _source(name: str, raw: bytes) -> Source:
+def _source(name: str, raw: bytes, stage: Stage) -> Source:
     if len(raw) > MAX_FILE_BYTES:
         raise ValueError(f"{name} is over {MAX_FILE_BYTES:,} bytes; a stage module must be under {MAX_FILE_BYTES:,}")
     if name.endswith(".ipynb"):
+        from autograder.authoring.notebooks import course_cells  # the course's cells, by grade_id
+
         try:
-            text, notes = extract_code(raw, name.rsplit("/", 1)[-1])
+            text, notes = extract_code(raw, name.rsplit("/", 1)[-1], course_cells(stage))
         except ValueError:
             raise
         except Exception as error:  # noqa: BLE001 -- a notebook is untrusted JSON: whatever trips the reader
@@ -334,7 +338,20 @@ def _source(name: str, raw: bytes) -> Source:
         raise ValueError(f"{name} is not UTF-8 text (byte {error.start} cannot be read); save it as UTF-8") from None
     if "\0" in text:
         raise ValueError(f"{name} contains NUL bytes; it is not a Python source file")
+    _refuse_other_encoding(name, raw)
     return Source(name, text)
+
+
+def _refuse_other_encoding(name: str, raw: bytes) -> None:
+    """Python reads a module in the encoding its first two lines declare: `# coding: utf-7` makes `+AAo-` a line
+    break inside what every other reader (the similarity check, a TA's editor) sees as a comment. So a module
+    is UTF-8, as the grader reads it, or refused."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError:  # a declaration Python does not know: importing the module fails the same way
+        return
+    if encoding not in ("utf-8", "utf-8-sig"):
+        raise ValueError(f"{name} declares the encoding {encoding} in a coding line; save it as UTF-8, without it")
 
 
 def _open(path: Path, entry: str) -> Tree:

@@ -33,20 +33,14 @@ __all__ = [  # what callers use; the caps live where they are enforced
     "MAX_NOTE",
     "MAX_NOTES",
     "MAX_ZIP_MEMBERS",
-    "OUTPUT_NAMES",
     "ClassError",
     "ClassFolder",
     "Source",
     "Submission",
     "find_class",
-    "output_folder",
     "printable",
     "read_student",
 ]
-
-# What run outputs are named in OUT; a student's folder there must never be one of them.
-OUTPUT_NAMES = {"grades.csv", "report.html", "gradebook.db", "gradebook.db-wal", "gradebook.db-shm"}
-OUTPUT_NAMES |= {"gradebook.db-journal"}
 
 
 @dataclass
@@ -73,19 +67,6 @@ class ClassError(Exception):
 def _listed(names: list[str], most: int = 8) -> str:
     shown = ", ".join(printable(name, 40) for name in names[:most])
     return shown + (f" and {len(names) - most:,} more" if len(names) > most else "")
-
-
-def output_folder(student: str) -> str:
-    """The folder under OUT for a student's results.json and feedback.html.
-
-    The student's name itself, unless it would collide with an output of the run (grades.csv,
-    report.html, the gradebook and its -wal/-shm/-journal files, compared without case for
-    filesystems that ignore it) or start with a dot; then "_" + the name. find_class never lists a
-    name that starts with "_", so the result is distinct from every other student's folder.
-    """
-    if student.startswith(".") or student.casefold() in OUTPUT_NAMES or not student:
-        return "_" + student
-    return student
 
 
 # --------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from markupsafe import escape
 
 from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES, TOTAL_POINTS
 from autograder.outputs import clean, clean_line, clean_tree, gradesheet
+from autograder.outputs.folders import output_folders
 from autograder.outputs.gradesheet import HEADER
 from tests.classes import grade, perfect, read_grades, reference, starter, write_student, write_zip
 
@@ -613,8 +614,9 @@ def test_names_are_inert_in_grades_csv_and_printed_literally(tmp_path):
     assert "\x1b[" not in result.stdout  # not a terminal, and nothing a name said was turned into a style
     report = (out / "report.html").read_text()
     assert escape('=HYPERLINK("x","y")') in report  # shown as text, escaped as the pages escape
+    folders = output_folders(names)  # `"` is no file name on FAT or NTFS: that folder is named apart
     for name in names:  # each student's own files are in their own folder
-        assert json.loads((out / name / "results.json").read_text())["extra_data"]["student"] == name
+        assert json.loads((out / folders[name] / "results.json").read_text())["extra_data"]["student"] == name
 
 
 @pytest.mark.parametrize(

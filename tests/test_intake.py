@@ -34,11 +34,11 @@ from autograder.grading.submissions import (
     MAX_NOTES,
     ClassError,
     find_class,
-    output_folder,
     printable,
     read_student,
 )
 from autograder.outputs import name_order
+from autograder.outputs.folders import RESERVED, fold, output_folders
 from tests.classes import perfect, reference, write_student, write_zip
 
 STAGE_IDS = [stage.id for stage in STAGES]
@@ -495,11 +495,10 @@ def test_outputs_inside_submissions_are_skipped_or_renamed(tmp_path):
     (tmp_path / "link-to-out").symlink_to(folder / "out")
     _, notes = students_and_notes(folder, tmp_path / "link-to-out")
     assert "skipped out: it is the output folder (--out), not a submission" in notes
-    folders = {output_folder(name) for name, _ in students}
-    assert len(folders) == len(students) and output_folder("alice") == "alice"
-    outputs = {"grades.csv", "report.html", "gradebook.db", "gradebook.db-wal", "gradebook.db-shm"}
-    assert not {f.casefold() for f in folders} & (outputs | {"gradebook.db-journal"})
-    assert output_folder(".hidden") == "_.hidden" and output_folder("grades.csv") == "_grades.csv"
+    folders = output_folders(name for name, _ in students)
+    assert len(set(folders.values())) == len(students) and folders["alice"] == "alice"
+    assert not {f.casefold() for f in folders.values()} & RESERVED
+    assert output_folders([".hidden", "grades.csv"]) == {".hidden": "_.hidden", "grades.csv": "_grades.csv"}
     assert all(set(read_student(name, path).sources) == {"01_rules"} for name, path in students)
 
 
@@ -566,7 +565,7 @@ def test_a_notebook_nested_100000_deep_is_unreadable_not_a_crash(tmp_path, openi
 @pytest.mark.parametrize(
     "source, says",
     [
-        ("x = '\udc80'\n", "a lone surrogate, '\\udc80') at line 2"),
+        ("x = '\udc80'\n", "a lone surrogate, '\\udc80') at line 3"),
         ("x = '\0'\n", "contains NUL characters"),
     ],
 )
@@ -577,10 +576,10 @@ def test_notebook_text_python_cannot_hold_is_a_problem(tmp_path, source, says):
 
 
 def test_notes_about_dropped_lines_are_capped_and_printable():
-    code, notes = extract_code(notebook("\n".join(f"%magic \x1b[2J{n} " + "y" * 100 for n in range(2_000))), "x.ipynb")
-    assert code.count("pass  # IPython magic dropped") == 2_000
+    code, notes = extract_code(notebook("\n".join(f"%pwd \x1b[2J{n} " + "y" * 100 for n in range(2_000))), "x.ipynb")
+    assert code.count("pass  # IPython magic") == 2_000
     assert len(notes) == 20 and all(len(note) < 200 and "\x1b" not in note for note in notes)
-    assert notes[-1] == "... and 1,981 more IPython-only lines dropped"
+    assert notes[-1] == "... and 1,981 more IPython-only lines left out"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -767,7 +766,7 @@ def test_random_class_folders_give_printable_distinct_names(names):
             return
         shown = [name for name, _ in students]
         assert shown == sorted(shown, key=name_order) and len(set(shown)) == len(shown)
-        assert len({output_folder(name) for name in shown}) == len(shown)
+        assert len({fold(folder) for folder in output_folders(shown).values()}) == len(shown)
         for text in [*shown, *notes]:
             assert printable(text, 10**6) == text
             text.encode("utf-8")

@@ -204,45 +204,98 @@ def notebook_bytes(*sources: str, cell_type: str = "code", **metadata) -> bytes:
     return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
 
 
-def test_extract_code_keeps_python_and_drops_ipython_syntax():
-    """Are magics, shell escapes and get_ipython() dropped with a note, and everything else kept in place?"""
+def test_extract_code_keeps_python_and_reproduces_ipython_syntax():
+    """Do front-end magics and shell escapes do nothing, %time run its statement, and every other line keep
+    its place? (tests/test_notebook_cells.py compares each cell with the real IPython.)"""
     raw = notebook_bytes(
-        "import math\n%timeit math.sqrt(2)\nfiles = !ls\n!pip install numpy\n\ndef f(x):\n    %time g()\n    return x",
-        "%%timeit\nsum(range(10))",
-        'get_ipython().run_line_magic("load_ext", "autoreload")\nY = 2',
+        "import math\n%time R = math.sqrt(4)\n!pip install numpy\n\ndef f(x):\n    %matplotlib inline\n    return x",
+        "%%bash\nls",
         '%load_ext autoreload\nTEXT = """\n%d percent\n!important\n"""\nZ = 10 % 3',
     )
     code, notes = extract_code(raw, "rules.ipynb")
     namespace: dict = {}
-    exec(compile(code, "rules.ipynb", "exec"), namespace)  # trusted test input: it must define f, Y and TEXT
-    assert namespace["f"](3) == 3 and namespace["Y"] == 2 and namespace["Z"] == 1
+    exec(compile(code, "rules.ipynb", "exec"), namespace)  # trusted test input: it must define f, R, TEXT and Z
+    assert namespace["f"](3) == 3 and namespace["R"] == 2.0 and namespace["Z"] == 1
     assert namespace["TEXT"] == "\n%d percent\n!important\n", "lines inside a string must be kept"
     joined = "\n".join(notes)
-    assert "cell 1: dropped the IPython magic `%timeit math.sqrt(2)`" in joined
-    assert "cell 1: dropped the shell escape `files = !ls`" in joined
-    assert "cell 1: dropped the shell escape `!pip install numpy`" in joined
-    assert "cell 2: dropped the whole cell" in joined and "%%timeit" in joined
-    assert "cell 3: dropped the get_ipython() call" in joined
-    assert [note for note in notes if note.startswith("cell 4")] == [
-        "cell 4: dropped the IPython magic `%load_ext autoreload`"
-    ]
+    assert "cell 1: ran `%time R = math.sqrt(4)` as `R = math.sqrt(4)`" in joined
+    assert "cell 1: left out the shell escape `!pip install numpy`" in joined
+    assert "cell 1: left out the IPython magic `%matplotlib inline`" in joined
+    assert "cell 2: left out the whole cell: `%%bash`" in joined
+    cell_3 = [note for note in notes if note.startswith("cell 3")]
+    assert cell_3 == ["cell 3: left out the IPython magic `%load_ext autoreload`"]
     lines = code.splitlines()
-    assert lines[0] == "# %% cell 1" and lines[1] == "import math"
-    assert lines[8].strip() == "return x", "dropped lines must keep the line numbers of the lines after them"
+    assert lines[0].startswith("# -*- coding: utf-8 -*-") and lines[1] == "# %% cell 1" and lines[2] == "import math"
+    assert lines[8].strip() == "return x", "a line left out must keep the line numbers of the lines after it"
+
+
+@pytest.mark.parametrize(
+    "source, complaint",
+    [
+        ("%timeit f()", "rules.ipynb: cell 1 uses the IPython magic `%timeit f()`, which the grader cannot run"),
+        ("files = !ls", "rules.ipynb: cell 1 has a name given the result of a magic or shell command"),
+        ("get_ipython().system('ls')", "rules.ipynb: cell 1 calls get_ipython()"),
+        ("# note\x1c%time winner = None", "cell 1 holds the character '\\x1c', a line break for Jupyter but not"),
+    ],
+)
+def test_extract_code_refuses_what_it_cannot_run_as_the_kernel_does(source, complaint):
+    with pytest.raises(ValueError) as caught:
+        extract_code(notebook_bytes(source), "rules.ipynb")
+    assert complaint in str(caught.value)
+
+
+def test_extract_code_runs_what_python_runs_across_odd_line_breaks():
+    """`# note\\x1cdef winner...` is one comment line to Python, IPython and nbgrader: the grader runs no def."""
+    raw = notebook_bytes("def winner(board):\n    return None\n# note\x1cdef winner(board): return 'X'\n")
+    code, _ = extract_code(raw, "rules.ipynb")
+    namespace: dict = {}
+    exec(compile(code, "rules.ipynb", "exec"), namespace)  # trusted test input
+    assert namespace["winner"]([" "] * 9) is None
+
+
+def test_a_coding_line_in_a_cell_changes_nothing(tmp_path):
+    """The kernel gets text: `# coding: utf-7` must not turn `+AAo-` into a line break in the grader's module."""
+    raw = notebook_bytes("# coding: utf-7\n# +AAo-X = 42\nY = 1")
+    code, _ = extract_code(raw, "rules.ipynb")
+    (tmp_path / "cooked.py").write_bytes(code.encode())
+    done = subprocess.run(
+        [sys.executable, "-c", "import cooked; print(hasattr(cooked, 'X'), cooked.Y)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split() == ["False", "1"]
 
 
 def test_extract_code_skips_course_cells_and_markdown():
-    """Are nbgrader test cells, read-only cells and markdown left out, and solution cells kept?"""
+    """Are the course's locked cells (by grade_id, as nbgrader replaces them) and markdown left out, every
+    other code cell kept, and a cell marked as the course's under an id of the student's refused, as nbgrader does?"""
     nbgrader = {"grade": False, "solution": True, "locked": False, "grade_id": "answer", "schema_version": 3}
     test = {"grade": True, "solution": False, "locked": True, "grade_id": "t", "points": 1, "schema_version": 3}
+    fake = {"grade": False, "solution": False, "locked": True, "grade_id": "mine", "schema_version": 3}
     notebook = json.loads(notebook_bytes("def winner(board):\n    return None", nbgrader=nbgrader))
     notebook["cells"] += json.loads(notebook_bytes("assert winner([]) == 'X'", nbgrader=test))["cells"]
     notebook["cells"] += json.loads(notebook_bytes("# Stage 1", cell_type="markdown"))["cells"]
     notebook["cells"] += json.loads(notebook_bytes("HELPER = 1"))["cells"]
-    code, notes = extract_code(json.dumps(notebook).encode(), "rules.ipynb")
+    course = {"answer": False, "t": True, "helpers": True}
+    code, notes = extract_code(json.dumps(notebook).encode(), "rules.ipynb", course)
     assert "def winner" in code and "HELPER = 1" in code
     assert "assert" not in code and "Stage 1" not in code
     assert any("skipped the notebook's 1 test and read-only cell(s)" in note for note in notes)
+    notebook["cells"] += json.loads(notebook_bytes("MINE = 2", nbgrader=fake))["cells"]  # nbgrader refuses it too
+    with pytest.raises(ValueError, match="cell 5 is marked as an nbgrader cell under the id 'mine', which is not one"):
+        extract_code(json.dumps(notebook).encode(), "rules.ipynb", course)
+    notebook["cells"][-1]["metadata"]["nbgrader"]["grade_id"] = "t"
+    with pytest.raises(ValueError, match="two cells have the nbgrader id 't'"):
+        extract_code(json.dumps(notebook).encode(), "rules.ipynb", course)
+
+
+def test_the_course_cells_are_the_source_notebooks_locked_cells():
+    for stage in STAGES:
+        source = notebooks.source_notebook(stage)
+        marked = {cell["id"]: cell["metadata"]["nbgrader"]["locked"] for cell in source["cells"]}
+        assert notebooks.course_cells(stage) == marked, stage.id
 
 
 @pytest.mark.parametrize(
@@ -253,6 +306,10 @@ def test_extract_code_skips_course_cells_and_markdown():
         (b'["a", "list"]', "rules.ipynb is not a notebook: valid JSON, but without the nbformat field"),
         (b'{"nbformat": 4, "cells": {}}', "rules.ipynb is not a notebook: it has no list of cells"),
         (b'{"nbformat": 4, "cells": [{"cell_type": "code", "source": 3}]}', "cell 1: its source is neither"),
+        (b'\xef\xbb\xbf{"nbformat": 4, "cells": []}', "rules.ipynb is not a notebook Jupyter can open: it starts with"),
+        (b'{"nbformat": 4, "cells": [], "cells": []}', "rules.ipynb names the key 'cells' twice in one object"),
+        (b'{"nbformat": "4", "cells": []}', "rules.ipynb is not a notebook Jupyter can open: nbformat '4'"),
+        (b'{"nbformat": 5, "cells": []}', "rules.ipynb is not a notebook Jupyter can open: nbformat 5"),
     ],
 )
 def test_extract_code_rejects_what_is_not_a_notebook(raw, complaint):
@@ -260,6 +317,56 @@ def test_extract_code_rejects_what_is_not_a_notebook(raw, complaint):
     with pytest.raises(ValueError) as caught:
         extract_code(raw, "rules.ipynb")
     assert complaint in str(caught.value) and "\n" not in str(caught.value)
+
+
+def _nb(cells: list, **top) -> bytes:
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5, **top}).encode()
+
+
+def _code_cell(source) -> dict:
+    return {"cell_type": "code", "id": "a", "metadata": {}, "source": source, "outputs": [], "execution_count": None}
+
+
+NBFORMAT_CASES = [
+    _nb([_code_cell("x = 1\n")]),
+    _nb([_code_cell(["x = 1\n", "y = 2"]), {"cell_type": "markdown", "id": "b", "metadata": {}, "source": "# x"}]),
+    _nb([_code_cell(["x = 1", "y = 2"])]),  # joined as they are: "x = 1y = 2"
+    _nb([_code_cell("# note\x1cdef f(): pass")]),
+    b"\xef\xbb\xbf" + _nb([_code_cell("x = 1")]),
+    _nb([_code_cell("x = 1")]).replace(b"x = 1", "x = '\xe9'".encode("latin-1")),
+    _nb([_code_cell(3)]),
+    _nb([_code_cell(["x", 3])]),
+    _nb([_code_cell("x")], nbformat=5),
+    _nb([_code_cell("x")], nbformat="4"),
+    json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": [
+        {"cell_type": "code", "input": "X = 1\n", "outputs": [], "language": "python", "metadata": {}}]}]}).encode(),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("raw", NBFORMAT_CASES)
+def test_extract_code_reads_what_nbformat_reads(raw):
+    """Does the grader read each code cell's source exactly as nbformat does, and refuse what nbformat refuses?"""
+    nbformat = pytest.importorskip("nbformat", reason="the notebooks extra is not installed")
+    from autograder.grading.intake.notebook import read_notebook
+
+    try:
+        notebook = nbformat.reads(raw.decode("utf-8"), as_version=4)
+        nbformat.validate(notebook)
+        theirs = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+    except Exception:  # noqa: BLE001 - whatever nbformat refuses, Jupyter cannot open
+        theirs = None
+    try:
+        cells = read_notebook(raw, "x.ipynb")
+        ours = [notebook_source(cell) for cell in cells if cell.get("cell_type") == "code"]
+    except ValueError:
+        ours = None
+    assert ours == theirs
+
+
+def notebook_source(cell: dict) -> str:
+    from autograder.grading.intake.notebook import _source
+
+    return _source(cell.get("source", cell.get("input", "")), "x")
 
 
 def test_extract_code_reads_nbformat_3():
@@ -316,10 +423,58 @@ def course(tmp_path_factory):
             folder = course / "submitted" / student / stage.id
             folder.mkdir(parents=True)
             (folder / f"{stage.id}.ipynb").write_text(json.dumps(filled(released, code), indent=1))
+    hostile = hostile_notebooks(released_notebook(course, "01_rules"))
+    for student, notebook in hostile.items():
+        folder = course / "submitted" / student / "01_rules"
+        folder.mkdir(parents=True)
+        (folder / "01_rules.ipynb").write_text(notebook)
+    # hostile-locked makes nbgrader fail (it refuses the notebook), so it has a run of its own after the class's.
+    locked_copy = course / "submitted" / "hostile-locked"
+    shutil.move(locked_copy, course / "hostile-locked-later")
     nbgrader(course, "autograde", "*", "--force")  # every student of every stage in one run: kernels cost seconds
+    shutil.move(course / "hostile-locked-later", locked_copy)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONWARNINGS": "ignore"}
+    refused = subprocess.run(
+        [str(BIN / "nbgrader"), "autograde", "01_rules", "--student", "hostile-locked", "--force"],
+        cwd=course, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    (course / "hostile-locked.log").write_text(f"{refused.returncode}\n{refused.stdout}{refused.stderr}")
     nbgrader(course, "generate_feedback", "*", "--student=wrong-*", "--force")  # feedback of failing students
     nbgrader(course, "export")
     return course
+
+
+def released_notebook(course: Path, stage_id: str) -> str:
+    return (course / "release" / stage_id / f"{stage_id}.ipynb").read_text()
+
+
+def hostile_notebooks(released_text: str) -> dict[str, str]:
+    """Stage 1 notebooks, made with nbformat, whose text another reader could take for other code than the kernel's.
+
+    `hostile-separator`: the reference, then `# note<U+001C>def winner(board): return 'X'`, one comment line to
+    Python and IPython (str.splitlines breaks it in two). `hostile-locked`: the reference, then a cell the student
+    marked `locked` under an id of their own (which the grader used to skip), that spoils `winner`.
+    """
+    import nbformat
+
+    reference = solution_code(STAGES[0].solution_path.read_text())
+    made = {}
+    notebook = nbformat.reads(released_text, as_version=4)
+    answer = next(cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer")
+    answer.source = reference + "\n# note\x1cdef winner(board): return 'X'\n"
+    made["hostile-separator"] = nbformat.writes(notebook)
+    notebook = nbformat.reads(released_text, as_version=4)
+    answer = next(cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer")
+    answer.source = reference
+    spoiler = nbformat.v4.new_code_cell("def winner(board):\n    return 'X'\n")
+    spoiler.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True, "grade_id": "mine"}
+    spoiler.metadata["nbgrader"]["schema_version"] = 3
+    notebook.cells.insert(notebook.cells.index(answer) + 1, spoiler)
+    made["hostile-locked"] = nbformat.writes(notebook)
+    return made
+
+
+HOSTILE = ("hostile-separator", "hostile-locked")
 
 
 def released(course: Path, stage: Stage) -> dict:
@@ -427,7 +582,9 @@ def test_autograde_gives_full_zero_and_partial_points(course):
                 assert score[0] < stage.points, f"{stage.id} {student}: {answer_code(stage, student)[:80]!r}"
     with open(course / "grades.csv", newline="") as handle:  # nbgrader export agrees with the gradebook
         exported = {(row["assignment"], row["student_id"]): float(row["score"]) for row in csv.DictReader(handle)}
-    assert exported == {key: score for key, (score, _) in scores.items()}
+    assert {key: score for key, score in exported.items() if key[1] in STUDENTS} == {
+        key: score for key, (score, _) in scores.items() if key[1] in STUDENTS
+    }
 
 
 def test_feedback_hides_hidden_tests(course):
@@ -457,6 +614,9 @@ def autograded(course, tmp_path_factory) -> Path:
             code = answer_code(stage, student) or strip_solutions(stage.solution_path.read_text(), stage.id)
             (submissions / f"{student}-py").mkdir(parents=True, exist_ok=True)
             (submissions / f"{student}-py" / stage.filename).write_text(code)
+    for student in HOSTILE:
+        (submissions / student).mkdir()
+        shutil.copy(course / "submitted" / student / "01_rules" / "01_rules.ipynb", submissions / student)
     (submissions / "broken-nb").mkdir()
     (submissions / "broken-nb" / "01_rules.ipynb").write_bytes(b'{"cells": [')  # cut short: not valid JSON
     out = submissions.parent / "out"
@@ -495,6 +655,26 @@ def test_nbgrader_and_autograde_give_the_same_points_check_by_check(course, auto
             rows.append(f"{stage.id:<18} {name:<30} {nb_total:>5g} {grader_total:>5g} /{stage.points}")
     print("\n".join(["stage              submission                     nbgrader autograde", *rows]))
     assert not differences, "\n".join(differences)
+
+
+def test_hostile_notebooks_earn_what_the_kernels_code_earns(course, autograded):
+    """A notebook whose text reads as other code (a U+001C in a comment) gets from `autograde grade` exactly
+    nbgrader's points, check by check; one nbgrader refuses (a cell its student marked `locked`) is refused with
+    the reason; an honest classmate keeps full marks."""
+    cells = gradebook_cells(course)
+    checks = stage_checks("01_rules")
+    graded = autograde_checks(autograded, "hostile-separator")
+    nb = {check.id: cells["01_rules", "hostile-separator", cell_id(check)][0] for check in checks}
+    assert {check.id: graded["01_rules", check.id] for check in checks} == nb
+    assert sum(nb.values()) == STAGES[0].points, "the def after U+001C is a comment: the reference's winner stands"
+    # nbgrader refuses the notebook with a cell locked under the student's own id; so does the grader, saying why.
+    log = (course / "hostile-locked.log").read_text()
+    assert log.startswith("1\n") and "nbgrader cell does not have a grade_id" in log
+    assert not any(score for (_, student, _), (score, _) in cells.items() if student == "hostile-locked")
+    refused = json.loads((autograded / "hostile-locked" / "results.json").read_text())
+    assert refused["score"] == 0 and "marked as an nbgrader cell under the id 'mine'" in json.dumps(refused)
+    honest = autograde_checks(autograded, "reference-nb")
+    assert sum(honest["01_rules", check.id] for check in checks) == STAGES[0].points
 
 
 def test_autograde_grade_matches_py_twins(autograded):

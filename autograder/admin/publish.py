@@ -25,6 +25,7 @@ from pathlib import Path
 from autograder.authoring.release import board_leaks, hidden_boards
 from autograder.grading.record import Outcome, SubmissionResult
 from autograder.outputs import clean_line
+from autograder.outputs.folders import clashes
 from autograder.outputs.report import HIDDEN_NOTE, feedback_html
 from autograder.outputs.results import from_json, json_text, to_json
 
@@ -126,7 +127,7 @@ def _put_in_place(built: Path, target: Path) -> None:
     if not target.exists() and not target.is_symlink():
         os.rename(built, target)
         return
-    old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.old-"))
+    old = Path(tempfile.mkdtemp(dir=target.parent, prefix=".publish-old-"))  # short: a name may be 200 bytes
     os.rename(target, old / "previous")
     os.rename(built, target)
     shutil.rmtree(old)
@@ -136,7 +137,7 @@ def publish_student(dest: Path, folder: str, files: dict[str, str], as_zip: bool
     """Write one student's files to DEST/<folder>/ or DEST/<folder>.zip, whole or not at all; returns it."""
     if as_zip:
         target = dest / f"{folder}.zip"
-        handle, temporary = tempfile.mkstemp(dir=dest, prefix=f".{folder}.zip.")
+        handle, temporary = tempfile.mkstemp(dir=dest, prefix=".publish-zip-")
         built = Path(temporary)
         try:
             with os.fdopen(handle, "wb") as stream:
@@ -148,7 +149,7 @@ def publish_student(dest: Path, folder: str, files: dict[str, str], as_zip: bool
             raise
         return target
     target = dest / folder
-    built = Path(tempfile.mkdtemp(dir=dest, prefix=f".{folder}.partial-"))
+    built = Path(tempfile.mkdtemp(dir=dest, prefix=".publish-partial-"))
     try:
         for name, text in files.items():
             (built / name).write_text(text, encoding="utf-8", newline="")
@@ -171,7 +172,15 @@ def publish(out: Path, dest: Path, as_zip: bool = False, show_hidden: bool = Fal
     dest.mkdir(parents=True, exist_ok=True)
     secrets = {} if show_hidden else hidden_boards(enumerated=True)
     written, problems = [], []
+    # OUT's folders are distinct after folding when one grader run wrote them all (outputs/folders.py); folders
+    # left by other runs may not be, and on a DEST that ignores case two students would share one folder.
+    clashing = {name for group in clashes(folder.name for folder in folders) for name in group}
+    for group in clashes(folder.name for folder in folders):
+        shown = ", ".join(clean_line(name) for name in group)
+        problems.append(f"{shown}: one folder on a disk that ignores case; grade the class again into a new OUT")
     for folder in folders:
+        if folder.name in clashing:
+            continue
         shown_name = clean_line(folder.name)
         try:
             result = read_result(folder / RESULTS)

@@ -28,6 +28,7 @@ from autograder.authoring import build
 from autograder.course.stages import STAGES, Stage
 from autograder.grading.submissions import ClassError, Submission, find_class, read_student
 from autograder.outputs import clean_line, write_atomically
+from autograder.outputs.folders import blocked_output
 
 PAGE = "similar.html"
 DEFAULT_THRESHOLD = 0.8
@@ -199,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         _copydetect()
         if args.out.exists() and not args.out.is_dir():
             raise ClassError(f"cannot write to {args.out}: it is not a folder")
+        if blocked := blocked_output(args.out, PAGE):
+            raise ClassError(blocked)
     except (ClassError, OSError) as error:
         print(f"autograde similar: {clean_line(error)}", file=sys.stderr)
         return 2

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from autograder.authoring.notebook_tests import cell_id, helpers_source, test_cells
 from autograder.course import stages as course
+from autograder.course.checks import stage_checks
 from autograder.course.stages import STAGES, Stage
 
 SCHEMA_VERSION = 3  # nbgrader's cell metadata schema
@@ -74,6 +75,13 @@ def _cell(cell_type: str, name: str, source: str, nbgrader: dict | None = None) 
 
 
 READ_ONLY = {"grade": False, "locked": True, "solution": False}
+
+
+def course_cells(stage: Stage) -> dict[str, bool]:
+    """The grade_id of each nbgrader cell of the stage's notebook -> whether it is locked (nbgrader's autograde
+    puts the course's copy of a locked cell in place of the student's; the answer cell stays the student's)."""
+    locked = ["instructions", "how-to", "helpers", *(cell_id(check) for check in stage_checks(stage.id))]
+    return {"answer": False, **dict.fromkeys(locked, True)}
 
 
 def source_notebook(stage: Stage) -> dict:

@@ -38,8 +38,9 @@ from autograder.grading.judge import DEFAULT_SECONDS, Cancelled, grade_stage
 from autograder.grading.judging import fail_all
 from autograder.grading.part import PartError, chosen_part, kept_stages, stored_hash
 from autograder.grading.record import GradingParameters, Outcome, StageResult, SubmissionResult
-from autograder.grading.submissions import ClassError, Submission, find_class, output_folder, read_student
+from autograder.grading.submissions import ClassError, Submission, find_class, read_student
 from autograder.outputs import clean_line, gradesheet, uncreatable, write_atomically
+from autograder.outputs.folders import output_folders
 from autograder.outputs.gradebook import Gradebook, GradebookError
 from autograder.outputs.gradebook import problem as gradebook_problem
 from autograder.outputs.report import feedback_html, report_html, write_report
@@ -299,9 +300,18 @@ class Batch:
     """One run's students: each result cleaned, written, stored, or turned into "could not be graded"."""
 
     def __init__(
-        self, out: Path, book: Gradebook, run_id: int, parameters: GradingParameters, isolation, args, course=None
+        self,
+        out: Path,
+        book: Gradebook,
+        run_id: int,
+        parameters: GradingParameters,
+        isolation,
+        args,
+        course=None,
+        folders: dict[str, str] | None = None,
     ):
         self.out, self.book, self.run_id, self.parameters = out, book, run_id, parameters
+        self.folders = folders or {}  # student -> their folder under OUT (outputs/folders.py), for the whole class
         self.course: Course = course or Course(None, None, {})
         self.isolation, self.seconds, self.show_hidden = isolation, args.time_limit, args.show_hidden
         self.results: dict[str, SubmissionResult] = {}  # each cleaned, as its results.json was written
@@ -372,7 +382,7 @@ class Batch:
         self.finish(name, self._ungraded(name, error, where), None)
 
     def _write(self, name: str, result: SubmissionResult) -> None:
-        folder = self.out / output_folder(name)
+        folder = self.out / (self.folders.get(name) or output_folders([name])[name])
         write_atomically(folder / "results.json", json_text(to_json(result)))
         write_atomically(folder / "feedback.html", feedback_html(result, self.show_hidden))
 
@@ -526,7 +536,7 @@ def _grade_class(args, stop: threading.Event) -> int:
         run_id = book.start_run(parameters, str(args.submissions.resolve()))
     except sqlite3.Error as error:
         return _fail(f"cannot write to the gradebook {gradebook_path}: {error}")
-    batch = Batch(args.out, book, run_id, parameters, isolation, args, course)
+    batch = Batch(args.out, book, run_id, parameters, isolation, args, course, output_folders(n for n, _ in students))
 
     pending: list[Submission] = []
     kept: dict[str, dict] = {}  # student -> the stages --stage takes over
@@ -630,7 +640,7 @@ def _grade_class(args, stop: threading.Event) -> int:
     for line in untimed:
         console.say(line)
     gradesheet.write_grades(args.out / "grades.csv", results)
-    report = write_report(args.out, results, [*notes, *regrade_lines, *untimed])
+    report = write_report(args.out, results, [*notes, *regrade_lines, *untimed], batch.folders)
     console.summary(results)
     failed = {name: result.ungraded for name, result in results.items() if result.ungraded}
     console.say(

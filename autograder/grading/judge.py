@@ -16,6 +16,7 @@ said in the grader's own words, from its kind alone.
 """
 
 import functools
+import re
 from pathlib import Path
 
 from autograder.course.checks import stage_checks
@@ -181,6 +182,9 @@ def _only_not_implemented(replies) -> bool:
     )
 
 
+_PYTHON_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def is_starter(stage: Stage, source: str) -> bool:
     """The submitted module is the released starter (line endings and trailing blanks aside)."""
     try:
@@ -191,7 +195,8 @@ def is_starter(stage: Stage, source: str) -> bool:
 
 
 def _normalized(source: str) -> list[str]:
-    return [line.rstrip() for line in source.replace("\r\n", "\n").strip().splitlines()]
+    """The lines as Python counts them (\\n, \\r\\n, \\r; str.splitlines also breaks at \\x0c, \\x1c, \\u2028...)."""
+    return [line.rstrip(" \t") for line in _PYTHON_LINE_BREAK.split(source.strip(" \t\n\r"))]
 
 
 def _source_bytes(source: str) -> bytes:

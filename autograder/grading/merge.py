@@ -114,12 +114,13 @@ def write_merged(out: Path, outs: list[Path], show_hidden: bool = False) -> tupl
         book.finish_run(run_id)
     finally:
         book.close()
-    from autograder.grading.submissions import output_folder
+    from autograder.outputs.folders import output_folders
 
+    folders = output_folders(results)  # of the whole class: shards' names may clash only once merged (ADA, ada)
     for student, result in results.items():
-        write_atomically(out / output_folder(student) / "results.json", json_text(to_json(result)))
+        write_atomically(out / folders[student] / "results.json", json_text(to_json(result)))
     gradesheet.write_grades(out / "grades.csv", results)
-    write_pages(out, results, show_hidden, [f"merged from {len(outs)} runs", *notes])
+    write_pages(out, results, show_hidden, [f"merged from {len(outs)} runs", *notes], folders)
     return len(results), notes
 
 

@@ -10,8 +10,10 @@ becomes a clear sentence on the stage it spoils (or a note), never an exception.
 """
 
 import hashlib
+import io
 import os
 import stat
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,20 +33,14 @@ __all__ = [  # what callers use; the caps live where they are enforced
     "MAX_NOTE",
     "MAX_NOTES",
     "MAX_ZIP_MEMBERS",
-    "OUTPUT_NAMES",
     "ClassError",
     "ClassFolder",
     "Source",
     "Submission",
     "find_class",
-    "output_folder",
     "printable",
     "read_student",
 ]
-
-# What run outputs are named in OUT; a student's folder there must never be one of them.
-OUTPUT_NAMES = {"grades.csv", "report.html", "gradebook.db", "gradebook.db-wal", "gradebook.db-shm"}
-OUTPUT_NAMES |= {"gradebook.db-journal"}
 
 
 @dataclass
@@ -74,19 +70,6 @@ class ClassError(Exception):
 def _listed(names: list[str], most: int = 8) -> str:
     shown = ", ".join(printable(name, 40) for name in names[:most])
     return shown + (f" and {len(names) - most:,} more" if len(names) > most else "")
-
-
-def output_folder(student: str) -> str:
-    """The folder under OUT for a student's results.json and feedback.html.
-
-    The student's name itself, unless it would collide with an output of the run (grades.csv,
-    report.html, the gradebook and its -wal/-shm/-journal files, compared without case for
-    filesystems that ignore it) or start with a dot; then "_" + the name. find_class never lists a
-    name that starts with "_", so the result is distinct from every other student's folder.
-    """
-    if student.startswith(".") or student.casefold() in OUTPUT_NAMES or not student:
-        return "_" + student
-    return student
 
 
 # --------------------------------------------------------------------------------------------------
@@ -271,7 +254,7 @@ def _read_stage(submission: Submission, tree: Tree, root: tuple[str, ...], stage
             raw = tree.read(parts, candidate)
             submission.files[stage.id] = "/".join(parts)
             digest.update(f"{stage.id}\0{candidate}\0".encode() + raw + b"\0")
-            submission.sources[stage.id] = _source(candidate, raw)
+            submission.sources[stage.id] = _source(candidate, raw, stage)
         except Overflow:
             raise
         except Unreadable as error:
@@ -309,7 +292,7 @@ def _read_near_miss(submission: Submission, tree: Tree, root: tuple, stage: Stag
         raw = tree.read(root + tuple(shown.split("/")), shown)
         submission.files[stage.id] = "/".join(root + tuple(shown.split("/")))
         digest.update(f"{stage.id}\0{shown}\0".encode() + raw + b"\0")
-        source = _source(shown, raw)
+        source = _source(shown, raw, stage)
     except Overflow:
         raise
     except (Unreadable, ValueError) as error:
@@ -322,12 +305,14 @@ def _read_near_miss(submission: Submission, tree: Tree, root: tuple, stage: Stag
     submission.renamed[stage.id] = (printable(shown), printable(should))
 
 
-def _source(name: str, raw: bytes) -> Source:
+def _source(name: str, raw: bytes, stage: Stage) -> Source:
     if len(raw) > MAX_FILE_BYTES:
         raise ValueError(f"{name} is over {MAX_FILE_BYTES:,} bytes; a stage module must be under {MAX_FILE_BYTES:,}")
     if name.endswith(".ipynb"):
+        from autograder.authoring.notebooks import course_cells  # the course's cells, by grade_id
+
         try:
-            text, notes = extract_code(raw, name.rsplit("/", 1)[-1])
+            text, notes = extract_code(raw, name.rsplit("/", 1)[-1], course_cells(stage))
         except ValueError:
             raise
         except Exception as error:  # noqa: BLE001 -- a notebook is untrusted JSON: whatever trips the reader
@@ -339,7 +324,20 @@ def _source(name: str, raw: bytes) -> Source:
         raise ValueError(f"{name} is not UTF-8 text (byte {error.start} cannot be read); save it as UTF-8") from None
     if "\0" in text:
         raise ValueError(f"{name} contains NUL bytes; it is not a Python source file")
+    _refuse_other_encoding(name, raw)
     return Source(name, text)
+
+
+def _refuse_other_encoding(name: str, raw: bytes) -> None:
+    """Python reads a module in the encoding its first two lines declare: `# coding: utf-7` makes `+AAo-` a line
+    break inside what every other reader (the similarity check, a TA's editor) sees as a comment. So a module
+    is UTF-8, as the grader reads it, or refused."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError:  # a declaration Python does not know: importing the module fails the same way
+        return
+    if encoding not in ("utf-8", "utf-8-sig"):
+        raise ValueError(f"{name} declares the encoding {encoding} in a coding line; save it as UTF-8, without it")
 
 
 def _open(path: Path, entry: str) -> Tree:

@@ -20,6 +20,7 @@ from autograder.course.board import draw
 from autograder.grading import sandbox
 from autograder.grading.submissions import ClassError, find_class
 from autograder.outputs import clean_line, uncreatable, write_atomically
+from autograder.outputs.folders import blocked_output
 from autograder.outputs.report.pages import environment
 from autograder.tournament.entrants import Entrant, references, student_entrants
 from autograder.tournament.games import Game, Standing, balanced_openings, openings, play, schedule, standings
@@ -193,7 +194,8 @@ def print_table(table: list[Standing], games: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
-    problem = uncreatable(args.out)
+    problem = uncreatable(args.out) or blocked_output(args.out, "tournament.json")
+    problem = problem or blocked_output(args.out, "tournament.html")
     if problem:
         print(f"autograde tournament: {problem}", file=sys.stderr)
         return 2

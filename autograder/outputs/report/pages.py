@@ -14,8 +14,8 @@ from markupsafe import Markup
 
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGES, TOTAL_POINTS
 from autograder.grading.record import SubmissionResult
-from autograder.grading.submissions import output_folder
 from autograder.outputs import write_atomically
+from autograder.outputs.folders import output_folders
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import plots, views
 from autograder.outputs.report.markdown_render import markdown, markdown_inline
@@ -70,11 +70,16 @@ def environment() -> Environment:
 
 
 def report_html(
-    results: dict[str, SubmissionResult], notes: list[str] | tuple = (), similar: bool = False, tournament: bool = False
+    results: dict[str, SubmissionResult],
+    notes: list[str] | tuple = (),
+    similar: bool = False,
+    tournament: bool = False,
+    folders: dict[str, str] | None = None,
 ) -> str:
     """notes: about the run as a whole (entries that are not submissions, why some were regraded), one line each;
-    similar: link OUT/similar.html (`autograde similar`); tournament: OUT/tournament.html (`autograde tournament`)."""
-    report = views.class_report(results, notes)
+    similar: link OUT/similar.html (`autograde similar`); tournament: OUT/tournament.html (`autograde tournament`);
+    folders: each student's folder (outputs/folders.py), by default that of the students in results."""
+    report = views.class_report(results, notes, folders)
     return (
         environment()
         .get_template("report.html.j2")
@@ -94,7 +99,12 @@ def feedback_html(result: SubmissionResult, show_hidden: bool = False) -> str:
     return environment().get_template("feedback.html.j2").render(page=views.feedback_page(result, show_hidden))
 
 
-def write_report(out: Path, results: dict[str, SubmissionResult], notes: list[str] | tuple = ()) -> Path:
+def write_report(
+    out: Path,
+    results: dict[str, SubmissionResult],
+    notes: list[str] | tuple = (),
+    folders: dict[str, str] | None = None,
+) -> Path:
     """OUT/report.html, linking the similarity and tournament pages when they are there; returns its path."""
     report = out / "report.html"
     write_atomically(
@@ -104,15 +114,21 @@ def write_report(out: Path, results: dict[str, SubmissionResult], notes: list[st
             notes,
             similar=(out / "similar.html").is_file(),
             tournament=(out / "tournament.html").is_file(),
+            folders=folders,
         ),
     )
     return report
 
 
 def write_pages(
-    out: Path, results: dict[str, SubmissionResult], show_hidden: bool = False, notes: list[str] | tuple = ()
+    out: Path,
+    results: dict[str, SubmissionResult],
+    show_hidden: bool = False,
+    notes: list[str] | tuple = (),
+    folders: dict[str, str] | None = None,
 ) -> Path:
     """OUT/report.html and OUT/<folder>/feedback.html for every student; returns the report's path."""
+    folders = folders or output_folders(results)
     for student, result in results.items():
-        write_atomically(out / output_folder(student) / "feedback.html", feedback_html(result, show_hidden))
-    return write_report(out, results, notes)
+        write_atomically(out / folders[student] / "feedback.html", feedback_html(result, show_hidden))
+    return write_report(out, results, notes, folders)

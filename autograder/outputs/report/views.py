@@ -12,8 +12,8 @@ from urllib.parse import quote
 from autograder.admin.submitted import NO_TIME
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGE_BY_ID, STAGES, TOTAL_POINTS, Stage
 from autograder.grading.record import Outcome, StageKind, StageResult, SubmissionResult, TestResult, stage_status
-from autograder.grading.submissions import output_folder
 from autograder.outputs import name_order, stats
+from autograder.outputs.folders import output_folders
 from autograder.outputs.gradesheet import points  # penalties keep their two decimals
 from autograder.outputs.stats import number
 
@@ -22,9 +22,11 @@ HIDDEN_NOTE = "Details are shown after the grades are published."
 FULL_SANDBOX = "bubblewrap"
 
 
-def feedback_href(student: str) -> str:
-    """The relative link from report.html to a student's page (names may hold spaces, '#', '?', ...)."""
-    return f"{quote(output_folder(student), safe='')}/feedback.html"
+def feedback_href(student: str, folders: dict[str, str] | None = None) -> str:
+    """The relative link from report.html to a student's page (names may hold spaces, '#', '?', ...); folders:
+    the class's folders (outputs/folders.py), without which the student is taken to be alone in the class."""
+    folder = (folders or {}).get(student) or output_folders([student])[student]
+    return f"{quote(folder, safe='')}/feedback.html"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -324,14 +326,18 @@ def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
     return rows
 
 
-def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple = ()) -> ClassReport:
-    """The class report of these results (student -> record), with notes about the run as a whole."""
+def class_report(
+    results: dict[str, SubmissionResult], notes: list[str] | tuple = (), folders: dict[str, str] | None = None
+) -> ClassReport:
+    """The class report of these results (student -> record), with notes about the run as a whole; folders: each
+    student's folder under OUT (by default those of the students in results)."""
+    folders = folders or output_folders(results)
     students = sorted(results, key=name_order)
     totals = [results[name].total for name in students]
     rows = [
         StudentRow(
             name,
-            feedback_href(name),
+            feedback_href(name, folders),
             [_cell(results[name], stage) for stage in CORE_STAGES],
             Score(total, TOTAL_POINTS),
             _final(results[name]),
@@ -343,16 +349,18 @@ def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple 
     ]
     facts = stats.facts_of(results)
     looks = [
-        Look(look.student, feedback_href(look.student), look.stage, look.kind, look.reason)
+        Look(look.student, feedback_href(look.student, folders), look.stage, look.kind, look.reason)
         for look in stats.needs_a_look(facts)
     ]
-    untimed = _untimed_looks(results, students)
+    untimed = _untimed_looks(results, students, folders)
     looks += untimed
     look_students = len({look.student for look in looks})
-    helped = [Helped(entry.student, feedback_href(entry.student), entry.stages) for entry in stats.needs_help(facts)]
+    helped = [
+        Helped(entry.student, feedback_href(entry.student, folders), entry.stages) for entry in stats.needs_help(facts)
+    ]
     visible = {(test.stage, test.check): test.visible for result in results.values() for test in result.tests}
     ungraded = [
-        Ungraded(name, feedback_href(name), results[name].ungraded)
+        Ungraded(name, feedback_href(name, folders), results[name].ungraded)
         for name in students
         if results[name].ungraded is not None
     ]
@@ -384,12 +392,12 @@ def class_report(results: dict[str, SubmissionResult], notes: list[str] | tuple 
     )
 
 
-def _untimed_looks(results: dict[str, SubmissionResult], students: list[str]) -> list[Look]:
+def _untimed_looks(results: dict[str, SubmissionResult], students: list[str], folders) -> list[Look]:
     """A graded stage whose submission time could not be read was counted on time: an instructor should check."""
     return [
         Look(
             name,
-            feedback_href(name),
+            feedback_href(name, folders),
             stage_id,
             stage_status(results[name].stages[stage_id]).kind,
             f"{NO_TIME}: its submission time could not be read, so it was counted on time; check when it was handed in",

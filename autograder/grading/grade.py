@@ -30,7 +30,6 @@ from pathlib import Path
 from autograder.admin.course import Course, load_course
 from autograder.admin.policy import PolicyError
 from autograder.admin.roster import RosterError
-from autograder.admin.submitted import NO_TIME
 from autograder.course.stages import ROOT, STAGES
 from autograder.grading import exposure, feedback, sandbox, shards
 from autograder.grading.intake import repositories
@@ -655,7 +654,7 @@ def untimed_notes(results: dict[str, SubmissionResult]) -> list[str]:
     """One line per student with a graded stage whose submission time could not be read: counted on time, flagged."""
     lines = []
     for name, result in results.items():
-        stages = [stage for stage, entry in (result.lateness or {}).items() if entry.source == NO_TIME]
+        stages = result.untimed
         if stages:
             lines.append(
                 f"{clean_line(name)}: no submission time could be read for {', '.join(stages)}; "

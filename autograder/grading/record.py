@@ -195,6 +195,10 @@ class GradingParameters:
         }
 
 
+# Lateness.source of a stage that was graded but whose submission time could not be read: counted on time, flagged.
+NO_TIME = "no time found"
+
+
 @dataclass(frozen=True)
 class Lateness:
     """What the course policy made of one stage of one submission (autograder/admin/policy.py decides it)."""
@@ -256,6 +260,11 @@ class SubmissionResult:
         if self.lateness is None:
             return self.total
         return round(sum(entry.score for entry in self.lateness.values()), 2)
+
+    @property
+    def untimed(self) -> list[str]:
+        """The stages graded without a submission time (NO_TIME): each counted on time and flagged."""
+        return [stage_id for stage_id, entry in (self.lateness or {}).items() if entry.source == NO_TIME]
 
     @property
     def tests(self) -> list[TestResult]:

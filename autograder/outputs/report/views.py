@@ -9,9 +9,16 @@ import statistics
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from autograder.admin.submitted import NO_TIME
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGE_BY_ID, STAGES, TOTAL_POINTS, Stage
-from autograder.grading.record import Outcome, StageKind, StageResult, SubmissionResult, TestResult, stage_status
+from autograder.grading.record import (
+    NO_TIME,
+    Outcome,
+    StageKind,
+    StageResult,
+    SubmissionResult,
+    TestResult,
+    stage_status,
+)
 from autograder.outputs import name_order, stats
 from autograder.outputs.folders import output_folders
 from autograder.outputs.gradesheet import points  # penalties keep their two decimals
@@ -403,8 +410,7 @@ def _untimed_looks(results: dict[str, SubmissionResult], students: list[str], fo
             f"{NO_TIME}: its submission time could not be read, so it was counted on time; check when it was handed in",
         )
         for name in students
-        for stage_id, entry in (results[name].lateness or {}).items()
-        if entry.source == NO_TIME
+        for stage_id in results[name].untimed
     ]
 
 

@@ -63,10 +63,10 @@ def score(result: SubmissionResult | None, column: Column, final: bool) -> float
     """A student's points in a column: raw, or after the course policy (the raw points when there was none)."""
     if result is None:
         return 0
-    if final and result.lateness is not None:
+    if final and result.final is not None:
         if column.stage is None:
-            return result.final_total
-        return result.lateness[column.stage].score
+            return result.final.points
+        return result.final.stages[column.stage].points
     if column.stage is None:
         return result.total
     return result.stages[column.stage].score

@@ -1,4 +1,5 @@
-"""The course policy file: due dates, a grace period, the late penalty and per-student extensions.
+"""The course policy file: due dates, a grace period, the late penalty, per-student extensions, and the [grade]
+table (which stages are assigned, how the bonus counts: autograder/admin/settings.py).
 
 The file is TOML, kept in the course repository (see course-policy.example.toml for every key). It is read
 and checked whole before anything is graded: a file that does not parse, an unknown key or stage, a due date
@@ -23,10 +24,11 @@ from fractions import Fraction
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from autograder.admin.settings import DEFAULT_SETTINGS, CourseSettings, SettingsError, parse_settings
 from autograder.course.stages import STAGE_BY_ID
 
 UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
-TOP_KEYS = {"time_zone", "grace_minutes", "due", "late", "extensions", "collected_by"}
+TOP_KEYS = {"time_zone", "grace_minutes", "due", "late", "extensions", "collected_by", "grade"}
 # Collection tools whose timestamp file the grader believes: the tool writes it after copying what the student
 # handed in (nbgrader submit overwrites any timestamp.txt of the student's), so the student cannot choose it.
 COLLECTORS = ("nbgrader",)
@@ -72,6 +74,7 @@ class Policy:
     late: LateRule = field(default_factory=LateRule)
     extensions: tuple[Extension, ...] = ()
     collected_by: str | None = None  # one of COLLECTORS: timestamp.txt is its record; None: no timestamp file counts
+    settings: CourseSettings = DEFAULT_SETTINGS  # the [grade] table: assigned stages and the bonus rule
 
     def extension(self, student: str, stage_id: str) -> Extension | None:
         """The student's extension for the stage: one for that stage, else one for every stage, else None."""
@@ -238,7 +241,11 @@ def _policy(path: str, data: dict) -> Policy:
             f"collected_by = {collected_by!r} is not a collection tool whose timestamp files the grader knows "
             f"({', '.join(map(repr, COLLECTORS))}); leave it out when students hand in their own folders"
         )
-    return Policy(path, due, grace, rule, parsed, collected_by)
+    try:
+        settings = parse_settings(data.get("grade", {}))
+    except SettingsError as error:
+        raise PolicyError(str(error)) from None
+    return Policy(path, due, grace, rule, parsed, collected_by, settings)
 
 
 def _extension(entry, number: int, zone: ZoneInfo | None) -> Extension:

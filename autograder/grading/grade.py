@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from autograder.admin.course import Course, load_course
+from autograder.admin.overrides import OverridesError
 from autograder.admin.policy import PolicyError
 from autograder.admin.roster import RosterError
 from autograder.course.stages import ROOT, STAGES
@@ -318,7 +319,7 @@ class Batch:
         self.files: dict[str, dict[str, str]] = {}  # the file the intake graded per stage: its time is the one read
         self.stored = self.reused = 0
 
-    def finish(self, name: str, result: SubmissionResult, store: Callable[[], None] | None) -> None:
+    def finish(self, name: str, result: SubmissionResult, store: Callable[[SubmissionResult], None] | None) -> None:
         """Write the student's files, then store the result (store None: an ungraded result, never stored).
 
         Files first: a result the gradebook holds is always one that was written; if storing fails, the files
@@ -338,9 +339,7 @@ class Batch:
                 result, store = self._ungraded(name, error, "while writing its results"), None
         if store is not None:
             try:
-                store()
-                if result.lateness is not None:
-                    self.book.record_lateness(self.run_id, name, result.lateness)
+                store(result)
                 self.stored += 1
             except Exception as error:
                 result, store = self._ungraded(name, error, "while storing it in the gradebook"), None
@@ -361,20 +360,22 @@ class Batch:
             self.finish(submission.student, result, None)
             return
 
-        def store():
-            self.book.record(self.run_id, submission.student, submission.files_hash, self.parameters, result)
+        def store(applied: SubmissionResult):  # the raw result, with its lateness and final grade beside it
+            self.book.record(self.run_id, submission.student, submission.files_hash, self.parameters, applied)
 
         self.finish(submission.student, result, store)
 
     def finish_reused(self, name: str, submission_id: int, result: SubmissionResult) -> None:
-        def store():
-            self.book.reuse(self.run_id, name, submission_id)
+        def store(applied: SubmissionResult):
+            self.book.reuse(self.run_id, name, submission_id, applied)
             self.reused += 1
 
         self.finish(name, result, store)
 
     def _ungraded(self, name: str, error: Exception, where: str) -> SubmissionResult:
-        return cleaned(ungraded(name, failure_reason(error, where), self.isolation, self.seconds))
+        return self.course.applied(
+            name, cleaned(ungraded(name, failure_reason(error, where), self.isolation, self.seconds))
+        )
 
     def fail(self, name: str, error: Exception, where: str) -> None:
         """The grader failed on this student before grading (reading it, looking it up): written, never stored."""
@@ -422,6 +423,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary table")
     parser.add_argument("--policy", type=Path, help="the course policy (TOML): due dates, late penalty, extensions")
     parser.add_argument("--roster", type=Path, help="the class roster (CSV: folder,id,name,email,section)")
+    parser.add_argument(
+        "--overrides", type=Path, help="the instructor's changes and regrade outcomes (TOML; `autograde override`)"
+    )
     parser.add_argument(
         "--student",
         action="append",
@@ -486,10 +490,11 @@ def _grade_class(args, stop: threading.Event) -> int:
         students, notes = repositories.class_of(found.students, found.notes, args.at is not None)
     except ClassError as error:
         return _fail(str(error))
+    everyone = [name for name, _ in students]
     students, notes = shards.select(students, notes, args.shard)
     try:
-        course = load_course(args.policy, args.roster, students)
-    except (PolicyError, RosterError) as error:
+        course = load_course(args.policy, args.roster, students, args.overrides, everyone, args.shard)
+    except (PolicyError, RosterError, OverridesError, OSError) as error:
         return _fail(str(error))
     try:
         part = chosen_part([name for name, _ in students], args.student, args.stage)
@@ -532,7 +537,7 @@ def _grade_class(args, stop: threading.Event) -> int:
         console.say(note)
     parameters = grading_parameters(isolation, args.time_limit)
     try:
-        run_id = book.start_run(parameters, str(args.submissions.resolve()))
+        run_id = book.start_run(parameters, str(args.submissions.resolve()), course.hash)
     except sqlite3.Error as error:
         return _fail(f"cannot write to the gradebook {gradebook_path}: {error}")
     batch = Batch(args.out, book, run_id, parameters, isolation, args, course, output_folders(n for n, _ in students))
@@ -631,7 +636,14 @@ def _grade_class(args, stop: threading.Event) -> int:
         book.close()
         return code
     pool.shutdown(wait=True)
-    book.finish_run(run_id)
+    absent = course.absent()
+    try:
+        for name, final in absent.items():
+            book.record_absent(run_id, name, final)
+        book.finish_run(run_id)
+    except sqlite3.Error as error:
+        book.close()
+        return _fail(f"cannot write to the gradebook {gradebook_path}: {error}")
     book.close()
 
     results = batch.results
@@ -639,7 +651,7 @@ def _grade_class(args, stop: threading.Event) -> int:
     for line in untimed:
         console.say(line)
     gradesheet.write_grades(args.out / "grades.csv", results)
-    report = write_report(args.out, results, [*notes, *regrade_lines, *untimed], batch.folders)
+    report = write_report(args.out, results, [*notes, *regrade_lines, *untimed], batch.folders, absent)
     console.summary(results)
     failed = {name: result.ungraded for name, result in results.items() if result.ungraded}
     console.say(

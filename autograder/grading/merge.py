@@ -1,8 +1,10 @@
 """`autograde merge OUT1 OUT2 ... --out OUT`: one class's outputs from the runs of its shards (grade --shard K/N).
 
-Each OUTi's gradebook gives its latest finished run: the parameters it was graded with and every student's
-stored result. The runs must agree on everything a grade depends on (the suite hash, the grader's version, the
-time limit, the isolation and its cgroups), and a student found in two runs must have the same result in both;
+Each OUTi's gradebook gives its latest finished run: the parameters it was graded with, every student's stored
+result with what the course made of it (lateness and the final grade, carried whole, never recomputed), and
+the roster's students with no submission that fell in that shard. The runs must agree on everything a grade
+depends on (the suite hash, the grader's version, the time limit, the isolation and its cgroups, and the
+policy, overrides and roster files), and a student found in two runs must have the same result in both;
 otherwise nothing is written (one line, exit 2). OUT then gets what one run over the whole class writes:
 grades.csv, every results.json and feedback.html, report.html, and a gradebook holding the merged run.
 """
@@ -13,9 +15,10 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from autograder.grading.record import GradingParameters, SubmissionResult
+from autograder.grading.record import FinalGrade, GradingParameters, SubmissionResult
 from autograder.outputs import clean_line, gradesheet, write_atomically
-from autograder.outputs.gradebook import Gradebook, GradebookError
+from autograder.outputs.folders import output_folders
+from autograder.outputs.gradebook import Gradebook, GradebookError, StoredRun
 from autograder.outputs.gradebook import problem as gradebook_problem
 from autograder.outputs.report import write_pages
 from autograder.outputs.results import cleaned, json_text, to_json
@@ -43,8 +46,8 @@ def comparable(result: SubmissionResult) -> str:
     return json.dumps(data, sort_keys=True)
 
 
-def read_run(out: Path) -> tuple[GradingParameters, dict[str, tuple[str, SubmissionResult]], int]:
-    """A shard's parameters, stored students and how many rows its grades.csv has."""
+def read_run(out: Path) -> tuple[StoredRun, int]:
+    """A shard's latest finished run and how many rows its grades.csv has."""
     path = out / "gradebook.db"
     if not path.is_file():
         raise MergeError(f"{out} holds no gradebook.db: is it the --out of an `autograde grade` run?")
@@ -64,25 +67,36 @@ def read_run(out: Path) -> tuple[GradingParameters, dict[str, tuple[str, Submiss
     try:
         rows = max(0, len((out / "grades.csv").read_text().splitlines()) - 1)
     except OSError:
-        rows = len(run[1])
-    return run[0], run[1], rows
+        rows = len(run.students)
+    return run, rows
 
 
-def merged(outs: list[Path]) -> tuple[GradingParameters, dict[str, tuple[str, SubmissionResult]], list[str]]:
-    """The runs' parameters, their students together, and notes (students a shard could not grade)."""
+def merged(outs: list[Path]) -> tuple[StoredRun, list[str]]:
+    """The runs together (their parameters and course, every student, every absent one), and notes (students
+    a shard could not grade)."""
     parameters: GradingParameters | None = None
+    course_hash = ""
     first: Path | None = None
     students: dict[str, tuple[str, SubmissionResult, Path]] = {}
+    absent: dict[str, FinalGrade] = {}
     notes = []
     for out in outs:
-        these, stored, rows = read_run(out)
+        run, rows = read_run(out)
+        these, stored = run.parameters, run.students
         if parameters is None:
-            parameters, first = these, out
+            parameters, course_hash, first = these, run.course_hash, out
         else:
             for name, what in PARAMETER_NAMES.items():
                 mine, theirs = getattr(parameters, name), getattr(these, name)
                 if mine != theirs:
                     raise MergeError(f"{out} was graded with {what} than {first} ({theirs} vs {mine}); regrade it")
+            if run.course_hash != course_hash:
+                raise MergeError(
+                    f"{out} was graded with another course policy, overrides or roster than {first}; "
+                    "grade every shard with the same --policy, --overrides and --roster"
+                )
+        for student, final in run.absent.items():
+            absent.setdefault(student, final)
         for student, (files_hash, result) in stored.items():
             if student in students and comparable(students[student][1]) != comparable(result):
                 other = students[student][2]
@@ -93,12 +107,15 @@ def merged(outs: list[Path]) -> tuple[GradingParameters, dict[str, tuple[str, Su
                 f"{out}: {rows - len(stored)} student(s) could not be graded there and are not stored; "
                 "grade that shard again, then merge"
             )
-    return parameters, {name: (files, result) for name, (files, result, _out) in students.items()}, notes
+    absent = {name: final for name, final in sorted(absent.items()) if name not in students}
+    together = {name: (files, result) for name, (files, result, _out) in students.items()}
+    return StoredRun(parameters, course_hash, together, absent), notes
 
 
 def write_merged(out: Path, outs: list[Path], show_hidden: bool = False) -> tuple[int, list[str]]:
     """Write OUT from the runs; returns (students, notes). MergeError when the runs cannot be merged."""
-    parameters, students, notes = merged(outs)
+    run, notes = merged(outs)
+    parameters, students = run.parameters, run.students
     why = gradebook_problem(out / "gradebook.db")
     if why:
         raise MergeError(why)
@@ -108,19 +125,21 @@ def write_merged(out: Path, outs: list[Path], show_hidden: bool = False) -> tupl
         results[student] = cleaned(result)
     book = Gradebook(out / "gradebook.db")
     try:
-        run_id = book.start_run(parameters, "merge of " + ", ".join(str(path.resolve()) for path in outs))
+        run_id = book.start_run(
+            parameters, "merge of " + ", ".join(str(path.resolve()) for path in outs), run.course_hash
+        )
         for student, (files_hash, result) in sorted(students.items()):
             book.record(run_id, student, files_hash, parameters, result)
+        for student, final in run.absent.items():
+            book.record_absent(run_id, student, final)
         book.finish_run(run_id)
     finally:
         book.close()
-    from autograder.outputs.folders import output_folders
-
     folders = output_folders(results)  # of the whole class: shards' names may clash only once merged (ADA, ada)
     for student, result in results.items():
         write_atomically(out / folders[student] / "results.json", json_text(to_json(result)))
     gradesheet.write_grades(out / "grades.csv", results)
-    write_pages(out, results, show_hidden, [f"merged from {len(outs)} runs", *notes], folders)
+    write_pages(out, results, show_hidden, [f"merged from {len(outs)} runs", *notes], folders, run.absent)
     return len(results), notes
 
 

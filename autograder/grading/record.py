@@ -218,6 +218,111 @@ class Lateness:
 
 
 @dataclass(frozen=True)
+class Change:
+    """One change the instructor made to a stage's points (an override, or the outcome of a regrade request)."""
+
+    stage: str
+    action: str  # "excuse" (the stage does not count), "set" (the points become value), "adjust" (value added)
+    value: float | None  # the points set or added; None for "excuse"
+    reason: str
+    by: str
+    on: str  # the date it was decided, ISO 8601
+    request: str = ""  # the student's regrade request this change answers, or "" for a plain override
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Regrade:
+    """A regrade request and what came of it ("granted": its change is among the stage's changes)."""
+
+    stage: str
+    request: str
+    outcome: str  # "granted", "denied" or "pending"
+    response: str
+    by: str
+    on: str
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class StageGrade:
+    """What one stage contributes to the final grade, step by step (autograder/admin/final_grade.py decides it)."""
+
+    stage: str
+    raw: float  # the points the grader gave
+    possible: int
+    penalty: float  # points the course policy took off for lateness
+    counted: str  # "core", "bonus", "excused", "not assigned" or "bonus off": whether and how it counts
+    points: float  # after the policy and the changes: what the stage adds to the final grade
+    changes: tuple[Change, ...] = ()
+
+    def as_dict(self) -> dict:
+        return {**self.__dict__, "changes": [change.as_dict() for change in self.changes]}
+
+
+@dataclass(frozen=True)
+class FinalGrade:
+    """A student's one grade, made once (autograder/admin/final_grade.py), stored, and read by every output.
+
+    points is out of possible (the assigned core stages' points); extra credit can take it above possible.
+    """
+
+    status: str  # "graded", "ungraded" (the grader failed: not a grade), or "not submitted"
+    points: float
+    possible: int
+    raw: float  # the assigned core stages' raw points
+    penalty: float  # taken off for lateness, in all
+    bonus: float  # bonus points counted in points (extra credit, capped); 0 unless the bonus rule is "extra"
+    bonus_earned: float  # the bonus stages' points after the policy and changes, counted or not
+    bonus_rule: str  # "apart", "extra" or "off" (autograder/admin/settings.py)
+    steps: tuple[str, ...]  # how points was reached, one line per step, for the report and the student
+    stages: dict[str, StageGrade] = field(default_factory=dict)
+    regrades: tuple[Regrade, ...] = ()
+
+    @property
+    def percent(self) -> float:
+        return round(100 * self.points / self.possible, 2) if self.possible else 0.0
+
+    @property
+    def changes(self) -> list[Change]:
+        return [change for stage in self.stages.values() for change in stage.changes]
+
+    def as_dict(self) -> dict:
+        return {
+            "status": self.status,
+            "points": self.points,
+            "possible": self.possible,
+            "percent": self.percent,
+            "raw": self.raw,
+            "penalty": self.penalty,
+            "bonus": self.bonus,
+            "bonus_earned": self.bonus_earned,
+            "bonus_rule": self.bonus_rule,
+            "steps": list(self.steps),
+            "stages": {stage_id: stage.as_dict() for stage_id, stage in self.stages.items()},
+            "regrades": [regrade.as_dict() for regrade in self.regrades],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FinalGrade":
+        stages = {
+            stage_id: StageGrade(**{**entry, "changes": tuple(Change(**c) for c in entry["changes"])})
+            for stage_id, entry in data["stages"].items()
+        }
+        fields = {key: value for key, value in data.items() if key not in ("percent", "stages", "regrades", "steps")}
+        return cls(
+            **fields,
+            steps=tuple(data["steps"]),
+            stages=stages,
+            regrades=tuple(Regrade(**entry) for entry in data["regrades"]),
+        )
+
+
+@dataclass(frozen=True)
 class Commit:
     """The commit of a student's git repository that was graded (autograde grade --at): results.json's
     extra_data.commit. time is the committer's date as git records it, ISO 8601 with its zone."""
@@ -244,6 +349,7 @@ class SubmissionResult:
     max_total: int = TOTAL_POINTS
     lateness: dict[str, Lateness] | None = None  # stage id -> the course policy's verdict, when one was given
     commit: Commit | None = None  # the repository's commit graded (--at), or None
+    final: FinalGrade | None = None  # the one final grade (admin/final_grade.py), once the run has made it
 
     @property
     def total(self) -> float:
@@ -253,13 +359,6 @@ class SubmissionResult:
     @property
     def bonus(self) -> float:
         return sum(stage.score for stage_id, stage in self.stages.items() if _bonus(stage_id))
-
-    @property
-    def final_total(self) -> float:
-        """The total after the course policy (the raw total when no policy was given)."""
-        if self.lateness is None:
-            return self.total
-        return round(sum(entry.score for entry in self.lateness.values()), 2)
 
     @property
     def untimed(self) -> list[str]:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from autograder.grading.record import GradingParameters, Lateness, SubmissionResult
+from autograder.grading.record import FinalGrade, GradingParameters, Lateness, SubmissionResult
 from autograder.outputs import uncreatable
 from autograder.outputs.results import from_json, test_name, to_json, visibility
 
@@ -97,21 +97,41 @@ CREATE TABLE IF NOT EXISTS late_results (
     score REAL NOT NULL,
     PRIMARY KEY (run_id, student, stage)
 );
+-- Each student's one final grade in a run (admin/final_grade.py), what every output reads: the students graded,
+-- and the roster's students with no submission (status "not submitted", no run_students row)
+CREATE TABLE IF NOT EXISTS final_grades (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    student TEXT NOT NULL,
+    status TEXT NOT NULL,
+    points REAL NOT NULL,
+    possible REAL NOT NULL,
+    final_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, student)
+);
 """
 
 # Columns added since the first gradebooks: an older gradebook gets them (NULL in its old rows, which therefore
 # never match a run's parameters and are regraded once).
 ADDED_COLUMNS = {
-    "runs": {"grader_version": "TEXT", "time_limit": "REAL", "cgroups": "TEXT"},
+    # course_hash: the policy, overrides and roster files the run applied (merge refuses runs that differ)
+    "runs": {"grader_version": "TEXT", "time_limit": "REAL", "cgroups": "TEXT", "course_hash": "TEXT"},
     "submissions": {"grader_version": "TEXT", "time_limit": "REAL", "isolation": "TEXT", "cgroups": "TEXT"},
     # The stage's kind (record.StageKind) and its reason; old rows have NULL, and are regraded (the suite changed).
     "stage_scores": {"kind": "TEXT", "reason": "TEXT", "look": "TEXT"},
 }
 # Tables added since the first gradebooks: an older gradebook gets them when it is opened.
-ADDED_TABLES = {"mistakes", "late_results"}
+ADDED_TABLES = {"mistakes", "late_results", "final_grades"}
 # What a run's results depend on besides the files; the keys of results.json's extra_data.grading.
 PARAMETERS = ("suite", "grader_version", "time_limit", "isolation", "cgroups")
 SQLITE_HEADER = b"SQLite format 3\0"
+
+
+@dataclasses.dataclass
+class StoredRun:
+    parameters: GradingParameters
+    course_hash: str  # the policy, overrides and roster it applied ("" for none, or a run made before the hash)
+    students: dict[str, tuple[str, SubmissionResult]]  # student -> (files_hash, result with lateness and final)
+    absent: dict[str, FinalGrade]  # roster students with no submission
 
 
 class GradebookError(Exception):
@@ -227,13 +247,13 @@ class Gradebook:
     def transaction(self):
         return _Transaction(self.db)
 
-    def start_run(self, parameters: GradingParameters, submissions_dir: str) -> int:
+    def start_run(self, parameters: GradingParameters, submissions_dir: str, course_hash: str = "") -> int:
         with self.transaction():
             cursor = self.db.execute(
                 "INSERT INTO runs (started_at, suite_hash, isolation, submissions_dir, grader_version, time_limit,"
-                " cgroups) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " cgroups, course_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (now(), parameters.suite, parameters.isolation, submissions_dir, parameters.grader_version,
-                 parameters.time_limit, parameters.cgroups),
+                 parameters.time_limit, parameters.cgroups, course_hash),
             )  # fmt: skip
         return cursor.lastrowid
 
@@ -274,8 +294,9 @@ class Gradebook:
     ) -> int:
         """Store one graded submission with all its stage scores and test results, atomically.
 
-        The raw result only: what a course policy made of it is stored per run (record_lateness)."""
-        data = to_json(dataclasses.replace(result, lateness=None))
+        The raw result, for reuse by later runs; what this run's course made of it (its lateness and final grade)
+        is stored beside it, for this run, in the same transaction."""
+        data = to_json(dataclasses.replace(result, lateness=None, final=None))
         with self.transaction():
             cursor = self.db.execute(
                 "INSERT INTO submissions (run_id, student, files_hash, suite_hash, graded_at, score, max_score,"
@@ -308,19 +329,33 @@ class Gradebook:
                 ],
             )  # fmt: skip
             self._join(run_id, student, submission_id, reused=False)
+            self._course_made(run_id, student, result)
         return submission_id
 
-    def record_lateness(self, run_id: int, student: str, lateness: dict[str, Lateness]) -> None:
-        """Store what the course policy made of each of the student's stages in this run."""
+    def record_absent(self, run_id: int, student: str, final: FinalGrade) -> None:
+        """Store the final grade of a roster student with no submission ("not submitted")."""
         with self.transaction():
-            self.db.executemany(
-                "INSERT OR REPLACE INTO late_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (run_id, student, stage, e.submitted, e.source, e.due, e.extension, e.late, e.unit,
-                     e.penalty_percent, e.penalty, e.score)
-                    for stage, e in lateness.items()
-                ],
-            )  # fmt: skip
+            self._final(run_id, student, final)
+
+    def _course_made(self, run_id: int, student: str, result: SubmissionResult) -> None:
+        """What the run's course made of the result: each stage's lateness, and the final grade."""
+        lateness = result.lateness or {}
+        self.db.executemany(
+            "INSERT OR REPLACE INTO late_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (run_id, student, stage, e.submitted, e.source, e.due, e.extension, e.late, e.unit,
+                 e.penalty_percent, e.penalty, e.score)
+                for stage, e in lateness.items()
+            ],
+        )  # fmt: skip
+        if result.final is not None:
+            self._final(run_id, student, result.final)
+
+    def _final(self, run_id: int, student: str, final: FinalGrade) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO final_grades VALUES (?, ?, ?, ?, ?, ?)",
+            (run_id, student, final.status, final.points, final.possible, json.dumps(final.as_dict())),
+        )
 
     def last_run_id(self) -> int | None:
         """The latest run that finished, or None."""
@@ -328,47 +363,64 @@ class Gradebook:
         return row[0]
 
     def run_results(self, run_id: int) -> dict[str, SubmissionResult]:
-        """Every student of a run: their result, with what the course policy made of it when the run had one."""
-        results = {
-            student: from_json(json.loads(text))
+        """Every student graded in a run: their result, with its lateness and final grade as the run made them."""
+        return {student: result for student, (_files, result) in self._run_students(run_id).items()}
+
+    def run_absent(self, run_id: int) -> dict[str, FinalGrade]:
+        """The roster's students with no submission in a run, each with their final grade ("not submitted")."""
+        return {
+            student: FinalGrade.from_dict(json.loads(text))
             for student, text in self.db.execute(
-                "SELECT r.student, s.results_json FROM run_students r JOIN submissions s ON s.id = r.submission_id"
-                " WHERE r.run_id = ? ORDER BY r.student",
-                (run_id,),
+                "SELECT student, final_json FROM final_grades WHERE run_id = ? AND student NOT IN"
+                " (SELECT student FROM run_students WHERE run_id = ?) ORDER BY student",
+                (run_id, run_id),
             )
         }
+
+    def _run_students(self, run_id: int) -> dict[str, tuple[str, SubmissionResult]]:
+        rows = self.db.execute(
+            "SELECT r.student, s.files_hash, s.results_json, f.final_json FROM run_students r"
+            " JOIN submissions s ON s.id = r.submission_id"
+            " LEFT JOIN final_grades f ON f.run_id = r.run_id AND f.student = r.student"
+            " WHERE r.run_id = ? ORDER BY r.student",
+            (run_id,),
+        ).fetchall()
+        students = {}
+        for student, files_hash, text, final in rows:
+            result = from_json(json.loads(text))
+            result.final = None if final is None else FinalGrade.from_dict(json.loads(final))
+            students[student] = (files_hash, result)
         for row in self.db.execute(
             "SELECT student, stage, submitted_at, source, due, extension, late, unit, penalty_percent, penalty, score"
-            " FROM late_results WHERE run_id = ?",
+            " FROM late_results WHERE run_id = ? ORDER BY student, stage",
             (run_id,),
         ):
-            if row[0] in results:
-                result = results[row[0]]
+            if row[0] in students:
+                result = students[row[0]][1]
                 result.lateness = {**(result.lateness or {}), row[1]: Lateness(*row[2:])}
-        return results
+        return students
 
-    def last_run(self) -> tuple[GradingParameters, dict[str, tuple[str, SubmissionResult]]] | None:
-        """The latest finished run's parameters and, per student, (files_hash, result); None when none finished.
+    def last_run(self) -> "StoredRun | None":
+        """The latest finished run: its parameters, course hash, students and absent students; None when none did.
 
         What `autograde merge` combines: each shard's OUT holds one such run (a resumed run's last one lists
         every student, the reused ones too)."""
         run = self.db.execute(
-            "SELECT id, suite_hash, grader_version, time_limit, isolation, cgroups FROM runs"
+            "SELECT id, suite_hash, grader_version, time_limit, isolation, cgroups, course_hash FROM runs"
             " WHERE finished_at IS NOT NULL ORDER BY id DESC LIMIT 1"
         ).fetchone()
         if run is None:
             return None
-        rows = self.db.execute(
-            "SELECT run_students.student, files_hash, results_json FROM run_students"
-            " JOIN submissions ON submissions.id = run_students.submission_id WHERE run_students.run_id = ?",
-            (run[0],),
-        ).fetchall()
-        students = {student: (files_hash, from_json(json.loads(data))) for student, files_hash, data in rows}
-        return GradingParameters(*run[1:]), students
+        students, absent = self._run_students(run[0]), self.run_absent(run[0])
+        return StoredRun(GradingParameters(*run[1:6]), run[6] or "", students, absent)
 
-    def reuse(self, run_id: int, student: str, submission_id: int) -> None:
+    def reuse(self, run_id: int, student: str, submission_id: int, result: SubmissionResult | None = None) -> None:
+        """Let an earlier stored submission stand for the student in this run; result: it as this run's course
+        made it (its lateness and final grade are stored with the run)."""
         with self.transaction():
             self._join(run_id, student, submission_id, reused=True)
+            if result is not None:
+                self._course_made(run_id, student, result)
 
     def _join(self, run_id, student, submission_id, reused):
         self.db.execute(

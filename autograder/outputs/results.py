@@ -13,6 +13,7 @@ from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
 from autograder.grading.judging import fail_all
 from autograder.grading.record import (
     Commit,
+    FinalGrade,
     GradingParameters,
     Lateness,
     Mistake,
@@ -165,14 +166,13 @@ def to_json(result: SubmissionResult) -> dict:
     if result.ungraded is not None:
         extra["ungraded"] = result.ungraded
     if result.lateness is not None:  # graded under a course policy (--policy): the raw points above stay as they are
-        extra["late"] = {
-            "final_total": result.final_total,
-            "stages": {stage_id: entry.as_dict() for stage_id, entry in result.lateness.items()},
-        }
+        extra["late"] = {"stages": {stage_id: entry.as_dict() for stage_id, entry in result.lateness.items()}}
+    if result.final is not None:  # the one final grade (admin/final_grade.py): score below is its points
+        extra["final"] = result.final.as_dict()
     if result.commit is not None:
         extra["commit"] = {"hash": result.commit.hash, "time": result.commit.time}
     return {
-        "score": result.total + result.bonus,  # bonus points are extra credit over the core's TOTAL_POINTS
+        "score": result.final.points if result.final is not None else result.total,
         "execution_time": result.seconds,
         "output": result.output,
         "output_format": "md",
@@ -240,6 +240,7 @@ def from_json(data: dict) -> SubmissionResult:
         max_total=extra["max_total"],
         lateness=lateness,
         commit=Commit(**extra["commit"]) if "commit" in extra else None,
+        final=FinalGrade.from_dict(extra["final"]) if "final" in extra else None,
     )
 
 

@@ -13,7 +13,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGES, TOTAL_POINTS
-from autograder.grading.record import SubmissionResult
+from autograder.grading.record import FinalGrade, SubmissionResult
 from autograder.outputs import write_atomically
 from autograder.outputs.folders import output_folders
 from autograder.outputs.gradesheet import points
@@ -75,11 +75,13 @@ def report_html(
     similar: bool = False,
     tournament: bool = False,
     folders: dict[str, str] | None = None,
+    absent: dict[str, FinalGrade] | None = None,
 ) -> str:
     """notes: about the run as a whole (entries that are not submissions, why some were regraded), one line each;
     similar: link OUT/similar.html (`autograde similar`); tournament: OUT/tournament.html (`autograde tournament`);
-    folders: each student's folder (outputs/folders.py), by default that of the students in results."""
-    report = views.class_report(results, notes, folders)
+    folders: each student's folder (outputs/folders.py), by default that of the students in results;
+    absent: the roster's students with no submission, with their final grades."""
+    report = views.class_report(results, notes, folders, absent or {})
     return (
         environment()
         .get_template("report.html.j2")
@@ -104,6 +106,7 @@ def write_report(
     results: dict[str, SubmissionResult],
     notes: list[str] | tuple = (),
     folders: dict[str, str] | None = None,
+    absent: dict[str, FinalGrade] | None = None,
 ) -> Path:
     """OUT/report.html, linking the similarity and tournament pages when they are there; returns its path."""
     report = out / "report.html"
@@ -115,6 +118,7 @@ def write_report(
             similar=(out / "similar.html").is_file(),
             tournament=(out / "tournament.html").is_file(),
             folders=folders,
+            absent=absent,
         ),
     )
     return report
@@ -126,9 +130,10 @@ def write_pages(
     show_hidden: bool = False,
     notes: list[str] | tuple = (),
     folders: dict[str, str] | None = None,
+    absent: dict[str, FinalGrade] | None = None,
 ) -> Path:
     """OUT/report.html and OUT/<folder>/feedback.html for every student; returns the report's path."""
     folders = folders or output_folders(results)
     for student, result in results.items():
         write_atomically(out / folders[student] / "feedback.html", feedback_html(result, show_hidden))
-    return write_report(out, results, notes, folders)
+    return write_report(out, results, notes, folders, absent)

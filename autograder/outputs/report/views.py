@@ -310,7 +310,7 @@ def _late_summary(result: SubmissionResult) -> str:
 
 
 def _final(result: SubmissionResult) -> Score | None:
-    return None if result.lateness is None else Score(result.final_total, result.max_total)
+    return None if result.final is None else Score(result.final.points, result.final.possible)
 
 
 def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
@@ -334,7 +334,10 @@ def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
 
 
 def class_report(
-    results: dict[str, SubmissionResult], notes: list[str] | tuple = (), folders: dict[str, str] | None = None
+    results: dict[str, SubmissionResult],
+    notes: list[str] | tuple = (),
+    folders: dict[str, str] | None = None,
+    absent: dict | None = None,
 ) -> ClassReport:
     """The class report of these results (student -> record), with notes about the run as a whole; folders: each
     student's folder under OUT (by default those of the students in results)."""

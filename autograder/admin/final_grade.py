@@ -83,9 +83,10 @@ def final_grade(
     if result is None:
         steps.insert(0, "Not submitted: nothing was handed in.")
     steps.append(f"Final grade: {points_text(points)} of {settings.possible}.")
+    bonus_cap = None if settings.bonus_cap is None else float(settings.bonus_cap)
     return FinalGrade(
         status, points, settings.possible, raw, penalty, bonus, bonus_earned, settings.bonus, tuple(steps), stages,
-        regrades,
+        regrades, bonus_cap,
     )  # fmt: skip
 
 

@@ -248,6 +248,10 @@ class Regrade:
         return dict(self.__dict__)
 
 
+# StageGrade.counted of a stage that is no part of the grade: every output shows it as "not counted", not a failure
+UNCOUNTED = ("not assigned", "bonus off")
+
+
 @dataclass(frozen=True)
 class StageGrade:
     """What one stage contributes to the final grade, step by step (autograder/admin/final_grade.py decides it)."""
@@ -282,6 +286,7 @@ class FinalGrade:
     steps: tuple[str, ...]  # how points was reached, one line per step, for the report and the student
     stages: dict[str, StageGrade] = field(default_factory=dict)
     regrades: tuple[Regrade, ...] = ()
+    bonus_cap: float | None = None  # "extra": at most this many bonus points count (None: all), for the student
 
     @property
     def percent(self) -> float:
@@ -305,6 +310,7 @@ class FinalGrade:
             "steps": list(self.steps),
             "stages": {stage_id: stage.as_dict() for stage_id, stage in self.stages.items()},
             "regrades": [regrade.as_dict() for regrade in self.regrades],
+            "bonus_cap": self.bonus_cap,
         }
 
     @classmethod

@@ -9,18 +9,31 @@ gradebook and `autograde stats` are read back.
 import json
 import re
 import sqlite3
+import statistics
 from html import unescape
 from pathlib import Path
 
 import pytest
 
+from autograder.admin.final_grade import final_grade
+from autograder.admin.settings import DEFAULT_SETTINGS
 from autograder.course.stages import STAGE_BY_ID, STAGES
 from autograder.grading import sandbox
 from autograder.grading.judging import fail_all, mistake
-from autograder.grading.record import Mistake, Outcome, StageKind, StageResult, TestResult, stage_status
+from autograder.grading.record import (
+    GradingParameters,
+    Lateness,
+    Mistake,
+    Outcome,
+    StageKind,
+    StageResult,
+    SubmissionResult,
+    TestResult,
+    stage_status,
+)
 from autograder.outputs import stats
 from autograder.outputs.gradebook import Gradebook
-from autograder.outputs.results import from_json, json_text, submission_result, to_json
+from autograder.outputs.results import from_json, json_text, submission_result, to_json, ungraded_result
 from tests.classes import grade, reference, starter, write_student
 
 RULES = STAGE_BY_ID["01_rules"]
@@ -159,14 +172,20 @@ def test_wrong_answers_are_grouped_by_kind_over_working_modules():
 
 def test_who_needs_help_and_what_needs_a_look():
     facts = canned_facts()
-    # Median of the four working modules: 6, under three quarters of 10: nobody is far below the class.
-    assert stats.needs_help(facts) == []
+    # Median of the four working modules: 6, under three quarters of 10: nobody is far below the class on the
+    # stage; eve (the starter) and fay (nothing handed in) have not started, and that is a reason of its own.
+    not_started = ("not started: every assigned stage is the starter or not submitted",)
+    assert [(entry.student, entry.reasons, entry.stages) for entry in stats.needs_help(facts)] == [
+        ("eve", not_started, []),
+        ("fay", not_started, []),
+    ]
     facts.stages[2:4] = [stats.StageFact("cy", RULES.id, StageKind.FULL, "", 10, 10),
                          stats.StageFact("dee", RULES.id, StageKind.FULL, "", 10, 10)]  # fmt: skip
     facts.stages.append(stats.StageFact("gus", RULES.id, StageKind.FULL, "", 10, 10))
     helped = stats.needs_help(facts)
-    assert [entry.student for entry in helped] == ["ann", "bob"]  # not eve (starter) nor fay (not submitted)
-    assert helped[0].stages[0].class_median == 10
+    assert [entry.student for entry in helped] == ["ann", "bob", "eve", "fay"]
+    assert helped[0].stages[0].class_median == 10 and helped[0].reasons == ()  # far below on 01 alone
+    assert stats.help_text(helped[0]) == "01_rules 2/10 (class median 10)"
     broken = [stats.StageFact("hal", stage.id, StageKind.UNGRADED, "KeyError", 0, stage.points) for stage in STAGES]
     broken.append(stats.StageFact("ivy", RULES.id, StageKind.NO_LOAD, "SyntaxError", 0, 10))
     looks = stats.needs_a_look(stats.Facts(broken, [], []))
@@ -302,3 +321,80 @@ def test_an_older_gradebook_gets_the_kinds_and_the_mistakes_table_when_opened(tm
     book.close()
     facts = stats.facts_from_gradebook(path)
     assert {fact.kind for fact in facts.stages} == {StageKind.NOT_SUBMITTED}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Who needs help, by the final grades
+
+
+def graded_record(name: str, scores: dict[str, float], late: dict[str, float] | None = None) -> SubmissionResult:
+    """A record scoring scores (stage -> points; the other stages not submitted), the late policy taking late's
+    points off its stages, and its final grade as admin/final_grade.py makes it (every core stage assigned, out
+    of 100)."""
+    stages = {stage.id: fail_all(stage, Outcome.MISSING, "not submitted") for stage in STAGES}
+    for stage_id, score in scores.items():
+        stage = STAGE_BY_ID[stage_id]
+        outcome = Outcome.PASSED if score == stage.points else Outcome.FAILED
+        stages[stage_id] = StageResult(stage_id, score, stage.points, outcome, "", [])
+    result = submission_result(name, stages, ISOLATION, [], 1.0)
+    if late:
+        result.lateness = {
+            stage_id: Lateness("2025-03-10T00:00:00+00:00", "file times", "2025-03-07T23:59:00+00:00", "", 3, "day",
+                               100 * off / scores[stage_id], off, scores[stage_id] - off)
+            for stage_id, off in late.items()
+        }  # fmt: skip
+    result.final = final_grade(result, DEFAULT_SETTINGS)
+    return result
+
+
+CORE_POINTS = {stage.id: stage.points for stage in STAGES if not stage.bonus}
+EIGHTY = {**CORE_POINTS, "02_count_games": 0, "03_minimax": 10}  # 80 of 100
+
+
+def test_who_needs_help_reads_the_final_grades_with_each_threshold():
+    """Late: a cut of at least a quarter of the raw points (20 of 80 is one, 9 of 80 is not); far below the
+    class: a final grade under half the class median (39 is, 40 is not, against a median of 80); a roster
+    student with no submission; nobody whose grade is not a grade (ungraded)."""
+    results = {name: graded_record(name, CORE_POINTS) for name in ("ann", "bob")}
+    results |= {name: graded_record(name, EIGHTY) for name in ("mid", "mid2", "mid3")}
+    results["cut"] = graded_record("cut", EIGHTY, late={"04_memoization": 20})  # 04 zeroed: 60
+    results["nip"] = graded_record("nip", EIGHTY, late={"04_memoization": 9})  # 71
+    results["low"] = graded_record("low", {"01_rules": 10, "03_minimax": 20, "05_winning_square": 9})  # 39
+    results["edge"] = graded_record("edge", {"01_rules": 10, "03_minimax": 20, "05_winning_square": 10})  # 40
+    results["oops"] = ungraded_result("oops", "KeyError", ISOLATION)
+    results["oops"].final = final_grade(results["oops"], DEFAULT_SETTINGS)
+    absent = {"zed": final_grade(None, DEFAULT_SETTINGS)}
+    assert statistics.median(r.final.points for r in results.values() if r.final.status == "graded") == 80
+    helped = {entry.student: entry.reasons for entry in stats.needs_help(stats.facts_of(results, absent))}
+    assert helped == {
+        "cut": ("late: −20 of 80 raw points",),
+        "low": ("far below the class: 39 of 100 (class median 80)",),
+        "zed": ("in the roster, no submission",),
+    }
+
+
+def test_stats_reads_the_final_grades_and_the_absent_students_from_the_gradebook(tmp_path):
+    """`autograde stats` sees what the report sees: the run's final grades, and the roster's students with no
+    submission (counted among the students, with "no submission" as their reason)."""
+    results = {"ann": graded_record("ann", CORE_POINTS), "bob": graded_record("bob", CORE_POINTS),
+               "cy": graded_record("cy", {"01_rules": 10})}  # fmt: skip
+    absent = {"dee": final_grade(None, DEFAULT_SETTINGS)}
+    parameters = GradingParameters("suite", "1", 60.0, "bubblewrap", "v2")
+    book = Gradebook(tmp_path / "gradebook.db")
+    run = book.start_run(parameters, "subs")
+    for name, result in results.items():
+        book.record(run, name, name, parameters, result)
+    book.record_absent(run, "dee", absent["dee"])
+    book.finish_run(run)
+    book.close()
+    stored, made = stats.facts_from_gradebook(tmp_path / "gradebook.db"), stats.facts_of(results, absent)
+    assert stored.finals == made.finals and stored.stages == made.stages
+    assert stats.needs_help(stored) == stats.needs_help(made)
+    assert [(entry.student, entry.reasons) for entry in stats.needs_help(stored)] == [
+        ("cy", ("far below the class: 10 of 100 (class median 100)",)),
+        ("dee", ("in the roster, no submission",)),
+    ]
+    shown = subprocess_stats(tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "4 students" in shown.stdout and "Who needs help (2 of 4 students)" in shown.stdout
+    assert "  dee: in the roster, no submission" in shown.stdout

@@ -7,29 +7,45 @@ which come either from the records of a run (facts_of: what the report uses) or 
 The rules, stated on the report too:
 - a check's pass rate counts only the students whose module for that stage worked (it loaded and answered:
   wrong answers or full marks), not those who did not submit it, left the starter or whose module did not load;
-- a student needs help on a stage they worked on when they scored under half of its points while the median of
-  the students who worked on it is at least three quarters (HELP_BELOW, HELP_CLASS_MEDIAN).
+- who needs help is every student the instructor must act on, each with the reasons (needs_help): not started
+  (every assigned stage the untouched starter or not submitted), in the roster with no submission, cut by the late
+  policy (at least HELP_LATE_SHARE of their raw points), far below the class (a final grade under HELP_FAR_BELOW
+  of the class median), and a stage they worked on where they scored under HELP_BELOW of its points while the
+  median of the students who worked on it is at least HELP_CLASS_MEDIAN. The grades read are the final grades
+  (record.FinalGrade) the run made, never totals recomputed here.
 """
 
 import argparse
+import json
 import sqlite3
 import statistics
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
 from autograder.course.board import LINES, winner
-from autograder.course.stages import STAGES
-from autograder.grading.record import StageKind, SubmissionResult
+from autograder.course.stages import STAGE_BY_ID, STAGES
+from autograder.grading.record import FinalGrade, StageKind, SubmissionResult
 
 HELP_BELOW = 0.5  # a stage score under this share of its points...
 HELP_CLASS_MEDIAN = 0.75  # ...where the class median (of those who worked on it) is at least this share
+# Lateness that took at least this share of a student's raw points (a zero for lateness among them) is a cut the
+# instructor should know of: a few points off for a day late is not.
+HELP_LATE_SHARE = 0.25
+# A final grade under this share of the class median (of the students graded) is far below the class. Relative,
+# not a share of the possible points: early in a course, when most stages are still to come, a class median of
+# 30 of 100 is normal and everyone would be "below half"; half the class's median singles out who fell behind.
+HELP_FAR_BELOW = 0.5
 CLUSTERS_SHOWN = 3  # the most common kinds of wrong answer shown per check
 WORKING = (StageKind.WRONG, StageKind.FULL)
+NOT_STARTED = (StageKind.STARTER, StageKind.NOT_SUBMITTED)
 HELP_RULE = (
-    f"a stage the student worked on (their module loaded and answered) where they scored under "
+    "every student the instructor must act on: not started (every assigned stage the untouched starter or not "
+    "submitted); in the roster with no submission; cut by the late policy (by at least "
+    f"{HELP_LATE_SHARE:.0%} of their raw points); far below the class (a final grade under {HELP_FAR_BELOW:.0%} "
+    f"of the class median); and a stage they worked on (their module loaded and answered) where they scored under "
     f"{HELP_BELOW:.0%} of its points while the median of the students who worked on it is at least "
     f"{HELP_CLASS_MEDIAN:.0%}"
 )
@@ -76,12 +92,19 @@ class MistakeFact:
 
 @dataclass(frozen=True)
 class Facts:
+    """finals: each student's final grade as the run made it (graded and absent alike), where there is one.
+
+    A roster student with no submission (final status "not submitted") has a "not submitted" fact for every
+    stage, so they count among the class's students wherever students are counted."""
+
     stages: list[StageFact]
     tests: list[TestFact]
     mistakes: list[MistakeFact]
+    finals: dict[str, FinalGrade] = field(default_factory=dict)
 
 
-def facts_of(results: dict[str, SubmissionResult]) -> Facts:
+def facts_of(results: dict[str, SubmissionResult], absent: dict[str, FinalGrade] | None = None) -> Facts:
+    """The facts of a run's records; absent: the roster's students with no submission, with their final grades."""
     stages, tests, mistakes = [], [], []
     for student in sorted(results):
         for stage_id, stage in results[student].stages.items():
@@ -91,7 +114,19 @@ def facts_of(results: dict[str, SubmissionResult]) -> Facts:
             for test in stage.tests:
                 tests.append(TestFact(student, stage_id, test.check, test.name, test.score >= test.points))
                 mistakes += [MistakeFact(student, stage_id, test.check, m.kind, m.board) for m in test.mistakes]
-    return Facts(stages, tests, mistakes)
+    finals = {student: result.final for student, result in results.items() if result.final is not None}
+    for student, final in sorted((absent or {}).items()):
+        if student not in results:
+            finals[student] = final
+            stages += _absent_facts(student)
+    return Facts(stages, tests, mistakes, finals)
+
+
+def _absent_facts(student: str) -> list[StageFact]:
+    return [
+        StageFact(student, stage.id, StageKind.NOT_SUBMITTED, "in the roster, no submission", 0.0, stage.points)
+        for stage in STAGES
+    ]
 
 
 def facts_from_gradebook(path: Path, run_id: int | None = None) -> Facts:
@@ -125,10 +160,22 @@ def facts_from_gradebook(path: Path, run_id: int | None = None) -> Facts:
                 (run_id,),
             )
         ]
+        finals = _stored_finals(db, run_id)
     finally:
         db.close()
+    graded = {fact.student for fact in stages}
+    for student in sorted(set(finals) - graded):  # the roster's students with no submission in the run
+        stages += _absent_facts(student)
     key = lambda fact: (fact.student, STAGE_ORDER.get(fact.stage, len(STAGE_ORDER)))  # noqa: E731
-    return Facts(sorted(stages, key=key), sorted(tests, key=key), sorted(mistakes, key=key))
+    return Facts(sorted(stages, key=key), sorted(tests, key=key), sorted(mistakes, key=key), finals)
+
+
+def _stored_finals(db: sqlite3.Connection, run_id) -> dict[str, FinalGrade]:
+    """The run's final grades (gradebook.final_grades), none from a gradebook older than the final grade."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'final_grades'").fetchone():
+        return {}
+    rows = db.execute("SELECT student, final_json FROM final_grades WHERE run_id = ? ORDER BY student", (run_id,))
+    return {student: FinalGrade.from_dict(json.loads(text)) for student, text in rows}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -245,25 +292,92 @@ class HelpStage:
 
 @dataclass(frozen=True)
 class NeedsHelp:
+    """A student the instructor must act on: why, in words ("not started", "late: −40"...), and the stages far
+    below the class's (HelpStage), each its own reason."""
+
     student: str
+    reasons: tuple[str, ...]
     stages: list[HelpStage]
 
 
 def needs_help(facts: Facts) -> list[NeedsHelp]:
-    """The students far below the class on stages they worked on (HELP_RULE), by name."""
+    """Every student the instructor must act on (HELP_RULE), by name, each with the reasons.
+
+    The grades are the students' final grades (Facts.finals); a record without one (made by hand, or by a
+    grader older than the final grade) is judged on its stages alone.
+    """
     shares: dict[str, list[float]] = defaultdict(list)
     for fact in facts.stages:
         if fact.kind in WORKING:
             shares[fact.stage].append(fact.score)
     medians = {stage: statistics.median(scores) for stage, scores in shares.items()}
-    found: dict[str, list[HelpStage]] = defaultdict(list)
+    by_student: dict[str, list[StageFact]] = defaultdict(list)
     for fact in facts.stages:
-        if fact.kind not in WORKING or not fact.max_score:
-            continue
-        median = medians[fact.stage]
-        if fact.score < HELP_BELOW * fact.max_score and median >= HELP_CLASS_MEDIAN * fact.max_score:
-            found[fact.student].append(HelpStage(fact.stage, fact.score, fact.max_score, median))
-    return [NeedsHelp(student, stages) for student, stages in sorted(found.items())]
+        by_student[fact.student].append(fact)
+    graded = [final.points for final in facts.finals.values() if final.status == "graded"]
+    class_median = statistics.median(graded) if graded else 0.0
+    found = []
+    for student, stage_facts in sorted(by_student.items()):
+        final = facts.finals.get(student)
+        reasons = _help_reasons(final, stage_facts, class_median)
+        stages = [
+            HelpStage(fact.stage, fact.score, fact.max_score, medians[fact.stage])
+            for fact in stage_facts
+            if fact.kind in WORKING
+            and fact.max_score
+            and _counted(final, fact.stage)
+            and fact.score < HELP_BELOW * fact.max_score
+            and medians[fact.stage] >= HELP_CLASS_MEDIAN * fact.max_score
+        ]
+        if reasons or stages:
+            found.append(NeedsHelp(student, reasons, stages))
+    return found
+
+
+def _counted(final: FinalGrade | None, stage_id: str) -> bool:
+    """Whether the stage counts for the student: a stage not assigned, excused or a bonus the course turned off
+    is nothing to act on."""
+    grade = final.stages.get(stage_id) if final is not None else None
+    return grade is None or grade.counted in ("core", "bonus")
+
+
+def _help_reasons(final: FinalGrade | None, stage_facts: list[StageFact], class_median: float) -> tuple[str, ...]:
+    if final is not None and final.status == "not submitted":
+        return ("in the roster, no submission",)
+    if final is not None and final.status != "graded":
+        return ()  # ungraded (under "Needs a look") or excused: no grade to act on
+    assigned = [fact for fact in stage_facts if _assigned(final, fact.stage)]
+    reasons = []
+    started = not assigned or any(fact.kind not in NOT_STARTED for fact in assigned)
+    if not started:
+        reasons.append("not started: every assigned stage is the starter or not submitted")
+    if final is None:
+        return tuple(reasons)
+    if final.penalty and final.penalty >= HELP_LATE_SHARE * final.raw:
+        zeroed = " (zeroed)" if final.points <= 0 else ""
+        reasons.append(f"late: −{number(final.penalty)} of {number(final.raw)} raw points{zeroed}")
+    if started and class_median > 0 and final.points < HELP_FAR_BELOW * class_median:
+        reasons.append(
+            f"far below the class: {number(final.points)} of {final.possible} (class median {number(class_median)})"
+        )
+    return tuple(reasons)
+
+
+def _assigned(final: FinalGrade | None, stage_id: str) -> bool:
+    """An assigned core stage, as the final grade counted it (without one: every core stage)."""
+    if final is not None and stage_id in final.stages:
+        return final.stages[stage_id].counted == "core"
+    stage = STAGE_BY_ID.get(stage_id)
+    return stage is not None and not stage.bonus
+
+
+def help_text(entry: NeedsHelp) -> str:
+    """A student's reasons on one line, as the terminal shows them (the report lists the same)."""
+    stages = [
+        f"{s.stage} {number(s.score)}/{number(s.max_score)} (class median {number(s.class_median)})"
+        for s in entry.stages
+    ]
+    return "; ".join([*entry.reasons, *stages])
 
 
 @dataclass(frozen=True)
@@ -321,13 +435,9 @@ def print_stats(facts: Facts, console=None) -> None:
         table.add_row(escape(look.student), look.stage, look.kind.label, escape(look.reason))
     console.print(table if looks else "Needs a look: nothing, every submission was graded normally.")
     helped = needs_help(facts)
-    console.print(f"\n[bold]Who needs help[/] ({len(helped)}): {HELP_RULE}.")
+    console.print(f"\n[bold]Who needs help[/] ({len(helped)} of {students} students): {HELP_RULE}.")
     for entry in helped:
-        shown = ", ".join(
-            f"{s.stage} {number(s.score)}/{number(s.max_score)} (class median {number(s.class_median)})"
-            for s in entry.stages
-        )
-        console.print(f"  {escape(entry.student)}: {escape(shown)}")
+        console.print(f"  {escape(entry.student)}: {escape(help_text(entry))}")
     for stage in wrong_by_stage(facts):
         table = Table(
             title=f"{stage.stage}: {stage.working} working modules of {stage.submitted} submitted",

@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
+from fractions import Fraction
 from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
@@ -24,9 +25,12 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from markupsafe import escape  # the pages' own escaping (Jinja2's)
 
-from autograder.course.stages import STAGES, TOTAL_POINTS
+from autograder.admin.final_grade import final_grade
+from autograder.admin.overrides import NO_OVERRIDES
+from autograder.admin.settings import CORE_IDS, CourseSettings
+from autograder.course.stages import CORE_STAGES, STAGES, TOTAL_POINTS
 from autograder.grading import grade, judge, sandbox
-from autograder.grading.record import Outcome, StageResult, SubmissionResult, TestResult
+from autograder.grading.record import Change, Outcome, Regrade, StageResult, SubmissionResult, TestResult
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import (
     HIDDEN_NOTE,
@@ -39,6 +43,7 @@ from autograder.outputs.report import (
 )
 from autograder.outputs.results import from_json, submission_result, ungraded_result
 from autograder.outputs.stats import number
+from tests import pages
 
 HTML_NAME = "eve <script>alert(1)"
 HTML_MESSAGE = "<script>alert(1)</script> & <b>"
@@ -135,10 +140,15 @@ def test_what_could_not_be_graded_normally_needs_a_look_with_the_reason(graded):
 
 
 def test_the_table_shows_each_stage_kind_in_colour_and_words(graded):
-    out, _ = graded
+    out, results = graded
     students = section(report_of(out), "students")
-    assert len(re.findall(r'<td class="num full" style="[^"]+"><b>100</b></td>', students)) == 1
-    assert len(re.findall(r'<td class="num zero" style="[^"]+"><b>0</b></td>', students)) == 2
+    grades = {name: row[1 + len(CORE_STAGES)] for name, row in pages.table(students).items()}
+    # No course policy, bonus rule or change: each grade is the final grade, here the raw core total.
+    assert {name: cell.text for name, cell in grades.items()} == {
+        name: points(result.final.points) for name, result in results.items()
+    }
+    assert grades["perfect"].text == "100" and "full" in grades["perfect"].classes
+    assert "zero" in grades["starter"].classes and "zero" in grades[HTML_NAME].classes
     assert students.count("<tr>") == 1 + 4  # the header row and one per student
     assert students.count("starter left as is</small>") == 2 * len(STAGES)  # the starter and the HTML name
     assert "◷ timed out</small>" in students and "crashed</small>" in students
@@ -286,6 +296,11 @@ def test_a_submission_that_could_not_be_graded_is_listed_with_its_reason(tmp_pat
     feedback = (tmp_path / unquote(feedback_href(HTML_NAME))).read_text(encoding="utf-8")
     assert "This submission could not be graded" in feedback
     assert reason in "".join(Parsed(feedback).text) and reason not in feedback  # shown, as text
+    # Its zeros are no grade: not in the heading of its page, the table's grade cell or the headline figures.
+    assert "Your grade: not given yet" in pages.text(feedback)
+    grade = pages.table(section(page, "students"))[HTML_NAME][1 + len(CORE_STAGES)]
+    assert grade.text == "– not graded" and "zero" not in grade.classes
+    assert "The final grades of the 1 student graded; 1 without a grade" in pages.text(page)
 
 
 def test_a_student_named_like_an_output_gets_a_folder_of_its_own(tmp_path):
@@ -310,7 +325,7 @@ HOSTILE = (
 )
 # Fields whose words the pages branch on: kept as they are in one of the two runs, so that every branch that
 # shows a text (a known stage, a visible test) is taken with hostile text in it. Outcomes are an enum: no text.
-STRUCTURAL = {"stage", "check", "isolation_level"}
+STRUCTURAL = {"stage", "check", "isolation_level", "status", "counted", "bonus_rule", "action", "outcome"}
 
 
 def poisoned(value, keep_structure: bool, key: str = ""):
@@ -319,8 +334,8 @@ def poisoned(value, keep_structure: bool, key: str = ""):
         return value
     if isinstance(value, str):
         return value if keep_structure and key in STRUCTURAL else value + HOSTILE
-    if isinstance(value, list):
-        return [poisoned(item, keep_structure, key) for item in value]
+    if isinstance(value, list | tuple):
+        return type(value)(poisoned(item, keep_structure, key) for item in value)
     if isinstance(value, dict):
         rename = key == "stages" and not keep_structure
         return {(name + HOSTILE if rename else name): poisoned(item, keep_structure) for name, item in value.items()}
@@ -363,6 +378,17 @@ def small_class() -> dict[str, SubmissionResult]:
     }
     results["ada"].output += "\n\n**bold** notes, `code` and\n- a list"
     results["ada"].stages["01_rules"].message = "rules.py could not be imported"
+    # Final grades with every text the instructor writes: a change's reason, a regrade's request and response.
+    settings = CourseSettings(CORE_IDS[:-1], "extra", Fraction(5))
+    excuse = Change("02_count_games", "excuse", None, "a medical note", "J. Smith", "2025-03-01")
+    regraded = Change("01_rules", "set", 8.0, "the check was too strict", "A. Assistant", "2025-03-02", "look again")
+    regrades = (
+        Regrade("01_rules", "look again", "granted", "the check was too strict", "A. Assistant", "2025-03-02"),
+        Regrade("03_minimax", "and this one", "denied", "it is right as graded", "J. Smith", "2025-03-03"),
+    )
+    results["ada"].final = final_grade(results["ada"], settings, {"02_count_games": excuse})
+    results["grace"].final = final_grade(results["grace"], settings, {"01_rules": regraded}, regrades)
+    results["linus"].final = final_grade(results["linus"], settings)
     return results
 
 
@@ -371,7 +397,14 @@ def test_hostile_text_in_every_field_adds_no_element_or_attribute(keep_structure
     """Script, image, event handler, javascript: link, template syntax in any string: never markup, only text."""
     clean_results = small_class()
     results = {name + HOSTILE: poisoned(result, keep_structure) for name, result in clean_results.items()}
-    pages = {"report": (report_html(results, ["2 regraded" + HOSTILE]), report_html(clean_results, ["2 regraded"]))}
+    absent = {"barbara": final_grade(None, CourseSettings(), *NO_OVERRIDES.for_student("barbara"))}
+    hostile_absent = {name + HOSTILE: poisoned(final, keep_structure) for name, final in absent.items()}
+    pages = {
+        "report": (
+            report_html(results, ["2 regraded" + HOSTILE], absent=hostile_absent),
+            report_html(clean_results, ["2 regraded"], absent=absent),
+        )
+    }
     for show_hidden in (False, True):
         for (name, result), clean in zip(results.items(), clean_results.values(), strict=True):
             pages[f"{name[:5]} {show_hidden}"] = (feedback_html(result, show_hidden), feedback_html(clean, show_hidden))

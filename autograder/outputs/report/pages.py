@@ -28,16 +28,27 @@ def fill(score: views.Score) -> str:
 
 
 def cell_class(cell: views.Cell) -> str:
-    """A stage cell's class: its kind's when it is not a plain score (not submitted, starter, broken...)."""
+    """A stage cell's class: neutral when it is no part of the grade (not assigned, a bonus turned off, excused),
+    its kind's when it is not a plain score (not submitted, starter, broken...)."""
+    if cell.neutral:
+        return "kind neutral"
     return fill(cell) if cell.kind in views.ORDINARY_KINDS else f"kind {cell.kind.css}"
 
 
 def heat(score: views.Score) -> str:
     """A background from red (none) through amber to green (full marks): the table reads as a heat map."""
-    if isinstance(score, views.Cell) and score.kind not in views.ORDINARY_KINDS:
-        return ""  # its kind's own colour and word (report.css)
+    if isinstance(score, views.Cell) and (score.kind not in views.ORDINARY_KINDS or score.neutral):
+        return ""  # its kind's own colour and word, or the neutral one of a stage outside the grade (report.css)
     share = max(0.0, min(score.score / score.max_score, 1.0)) if score.max_score else 0.0
     return f"background: hsl({share * 135:.0f}, 65%, {88 - 6 * (share == 1):.0f}%)"
+
+
+# The course's bonus rule (FinalGrade.bonus_rule) in words, for the pages.
+BONUS_WORDS = {
+    "apart": "reported apart, not in the grade",
+    "extra": "extra credit, added to the grade",
+    "off": "not counted",
+}
 
 
 @cache
@@ -63,6 +74,7 @@ def environment() -> Environment:
         total_points=TOTAL_POINTS,
         bonus_points=BONUS_POINTS,
         hidden_note=views.HIDDEN_NOTE,
+        bonus_words=BONUS_WORDS,
         # Inlined so that a page stays one file; it is this package's own stylesheet, not data.
         css=Markup(files(__package__).joinpath("report.css").read_text(encoding="utf-8").strip()),
     )
@@ -87,7 +99,7 @@ def report_html(
         .get_template("report.html.j2")
         .render(
             report=report,
-            totals_plot=plots.totals_histogram(report.totals),
+            grades_plot=plots.grades_histogram(report.grades, report.possible),
             stage_plots=[(entry, plots.stage_histogram(entry.scores, entry.stage.points)) for entry in report.stages],
             pass_plot=plots.pass_rate_bars(report.pass_rates),
             similar=similar,

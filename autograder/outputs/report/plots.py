@@ -86,8 +86,9 @@ def text(x: float, y: float, content: str, size: int, fill: str = INK, **style) 
     return Text(round(x, 1), round(y, 1), (Span(content),), size, fill, **style)
 
 
-def totals_histogram(totals: list[float], max_total: float = TOTAL_POINTS, bins: int = 10) -> Plot:
-    """Students per tenth of the total, with the median marked."""
+def grades_histogram(totals: list[float], max_total: float = TOTAL_POINTS, bins: int = 10) -> Plot:
+    """Students per tenth of the possible points, with the median marked: the final grades (record.FinalGrade),
+    extra credit above the possible points in the top tenth."""
     # 420 units wide: on a phone (about 360 px for the chart) a 12-unit label is still over 10 px high.
     width, height, left, right, top, bottom = 420, 250, 14, 14, 40, 40
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -95,7 +96,7 @@ def totals_histogram(totals: list[float], max_total: float = TOTAL_POINTS, bins:
     for total in totals:
         counts[min(int(total / max_total * bins), bins - 1) if max_total else 0] += 1
     tallest = max(counts, default=0) or 1
-    plot, step = Plot(width, height, "histogram of total points"), plot_w / bins
+    plot, step = Plot(width, height, "histogram of final grades"), plot_w / bins
     for index, count in enumerate(counts):
         x, bar_h = left + index * step, plot_h * count / tallest
         low = round(max_total * index / bins)
@@ -120,7 +121,7 @@ def totals_histogram(totals: list[float], max_total: float = TOTAL_POINTS, bins:
         plot.shapes.append(text(label_x, top - 26, f"median {number(median)}", 12, anchor=anchor))
     else:
         plot.shapes.append(text(width / 2, top + plot_h / 2, "no submissions graded yet", 15, MUTED))
-    plot.shapes.append(text(width / 2, height - 4, f"total points (out of {points(max_total)})", 12, MUTED))
+    plot.shapes.append(text(width / 2, height - 4, f"final grade (out of {points(max_total)})", 12, MUTED))
     return plot
 
 

@@ -6,13 +6,19 @@ templates escape them; outputs and messages are Markdown, rendered by markdown_r
 """
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 from urllib.parse import quote
 
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGE_BY_ID, STAGES, TOTAL_POINTS, Stage
 from autograder.grading.record import (
     NO_TIME,
+    UNCOUNTED,
+    Change,
+    FinalGrade,
     Outcome,
+    Regrade,
+    StageGrade,
     StageKind,
     StageResult,
     SubmissionResult,
@@ -25,6 +31,7 @@ from autograder.outputs.gradesheet import points  # penalties keep their two dec
 from autograder.outputs.stats import number
 
 ORDINARY_KINDS = (StageKind.FULL, StageKind.WRONG)  # the score says it all: no word beside it
+ACTION_WORDS = {"excuse": "excused", "set": "set to", "adjust": "adjusted by"}
 HIDDEN_NOTE = "Details are shown after the grades are published."
 FULL_SANDBOX = "bubblewrap"
 
@@ -56,22 +63,51 @@ class Cell(Score):
 
     kind: StageKind = StageKind.WRONG
     reason: str = ""
+    counted: str = "core"  # StageGrade.counted: "not assigned" and "bonus off" are shown as not counted
+    change: str = ""  # the instructor's change to it, in words ("excused: medical note"), or ""
+
+    @property
+    def neutral(self) -> bool:
+        """No part of the grade (not assigned, a bonus turned off, excused): never coloured as a failure."""
+        return self.counted in (*UNCOUNTED, "excused")
+
+    @property
+    def title(self) -> str:
+        """The cell's tooltip: why it is not a plain score, and the instructor's change to it."""
+        return "; ".join(text for text in (self.reason, self.change) if text)
 
     @property
     def tag(self) -> str:
         """The word shown beside the score ("" for plain wrong answers and full marks: the score says it)."""
+        if self.neutral:
+            return "excused" if self.counted == "excused" else "not counted"
         return "" if self.kind in ORDINARY_KINDS else self.kind.label
+
+
+@dataclass(frozen=True)
+class GradeCell:
+    """A student's grade as the report shows it: the final grade (record.FinalGrade), never a raw total.
+
+    score: the final points out of the possible ones, None when there is no grade (not graded, not submitted,
+    every stage excused: word says which); raw: the raw points of the assigned stages, shown beside it when they
+    differ; why: what made the difference, short ("late −40; 03_minimax excused"); steps: every step, the tooltip.
+    """
+
+    score: Score | None
+    word: str = ""
+    raw: Score | None = None
+    why: str = ""
+    steps: str = ""
 
 
 @dataclass(frozen=True)
 class StudentRow:
     name: str
-    href: str
+    href: str  # "" for a roster student with no submission: there is no page to open
     cells: list[Cell]  # one per core stage, in order
-    total: Score
-    final: Score | None = None  # after the course policy (--policy), or None without one
+    grade: GradeCell
     late: str = ""  # in words: which stages were late and what it cost ("03: 2 days late, -4"), or ""
-    bonus_cells: tuple[Cell, ...] = ()  # one per bonus stage, shown after the total as grades.csv has them
+    bonus_cells: tuple[Cell, ...] = ()  # one per bonus stage, shown after the grade as grades.csv has them
     bonus: Score | None = None  # the bonus points, when the course has bonus stages
 
 
@@ -120,8 +156,24 @@ class Look:
 @dataclass(frozen=True)
 class Helped:
     student: str
-    href: str
+    href: str  # "" for a roster student with no submission
+    reasons: tuple[str, ...]  # stats.needs_help's: not started, no submission, late, far below the class
     stages: list[stats.HelpStage]
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    """One change the instructor made (an override, or a granted regrade), in the report and on the student's page."""
+
+    student: str
+    what: str  # "excused", "set to 18", "adjusted by -2"
+    change: Change  # its stage, reason, by and on
+
+
+@dataclass(frozen=True)
+class RegradeRow:
+    student: str
+    regrade: Regrade  # its stage, request, outcome, response, by and on
 
 
 @dataclass(frozen=True)
@@ -176,12 +228,14 @@ class StageScores:
 
 @dataclass(frozen=True)
 class ClassReport:
-    students: list[StudentRow]
+    students: list[StudentRow]  # every student of the class: graded, and the roster's with no submission
     kpis: list[Kpi]
     isolation: Isolation | None  # None: no student at all
     ungraded: list[Ungraded]
     notes: list[str]
-    totals: list[float]
+    grades: list[float]  # the final grades of the students graded (the headline figures and the histogram)
+    possible: int  # the points the grades are out of
+    headline: str  # which students the headline figures cover, in words
     stages: list[StageScores]
     pass_rates: list[PassRate]
     looks: list[Look]  # "Needs a look"
@@ -191,6 +245,9 @@ class ClassReport:
     wrong: list[WrongStage]  # "What the class got wrong", by stage
     policy: bool = False  # some student was graded under a course policy: the table shows late work
     untimed_looks: int = 0  # of looks, the graded stages with no submission time (counted on time)
+    changes: list[ChangeRow] = ()  # "Changes by the instructor"
+    regrades: list[RegradeRow] = ()
+    bonus_rule: str = ""  # the course's bonus rule ("apart", "extra", "off"), "" when no grade says
 
 
 @dataclass(frozen=True)
@@ -213,17 +270,42 @@ class StageSection:
     message: str  # Markdown: why the stage as a whole went wrong
     tests: list[TestView]
     hints: tuple[str, ...]  # Markdown, shown only without full marks
+    counted: str = "core"  # StageGrade.counted; "not assigned" and "bonus off" are shown as not counted
+    counts: str = ""  # how the stage counts in the grade, when that is not simply its score, in words
+
+    @property
+    def neutral(self) -> bool:
+        """No part of the grade (not assigned, a bonus turned off, excused): shown in grey, never as a failure."""
+        return self.counted in (*UNCOUNTED, "excused")
+
+    @property
+    def tag(self) -> str:
+        if not self.neutral:
+            return ""
+        return "excused" if self.counted == "excused" else "not counted"
+
+
+@dataclass(frozen=True)
+class GradeHeading:
+    """The feedback page's heading: "Your grade: X of Y", or why there is none."""
+
+    score: Score | None  # None: no grade (could not be graded, every stage excused)
+    text: str  # the heading's words after "Your grade: "
+    note: str  # one line under it: the raw points when they differ, extra credit, why there is no grade
 
 
 @dataclass(frozen=True)
 class FeedbackPage:
     student: str
-    total: Score
+    grade: GradeHeading
     notes: str  # Markdown: the grader's notes on the whole submission
     stages: list[StageSection]
     deadlines: list[DeadlineRow] = ()  # under a course policy, one per stage; empty without one
-    final: Score | None = None  # the total after the course policy
+    penalty: float | None = None  # the late penalty in all (FinalGrade.penalty), None without a final grade
     commit: str = ""  # which commit of the student's repository was graded (--at), or ""
+    steps: tuple[str, ...] = ()  # "How your grade was made", one line each (FinalGrade.steps)
+    changes: list[ChangeRow] = ()
+    regrades: list[RegradeRow] = ()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -273,12 +355,82 @@ def _isolation(results: dict[str, SubmissionResult]) -> Isolation | None:
     return Isolation(weak, levels.get(FULL_SANDBOX, ""))
 
 
+def _stage_grade(final: FinalGrade | None, stage_id: str) -> StageGrade | None:
+    return None if final is None else final.stages.get(stage_id)
+
+
 def _cell(result: SubmissionResult, stage: Stage) -> Cell:
     entry = result.stages.get(stage.id)
+    counted, change = _counted(_stage_grade(result.final, stage.id), stage)
     if entry is None:
-        return Cell(0, stage.points, StageKind.NOT_SUBMITTED)
+        return Cell(0, stage.points, StageKind.NOT_SUBMITTED, counted=counted, change=change)
     status = entry.status
-    return Cell(entry.score, entry.max_score, status.kind, status.reason)
+    return Cell(entry.score, entry.max_score, status.kind, status.reason, counted, change)
+
+
+def _absent_cell(final: FinalGrade, stage: Stage) -> Cell:
+    counted, change = _counted(_stage_grade(final, stage.id), stage)
+    return Cell(0, stage.points, StageKind.NOT_SUBMITTED, "in the roster, no submission", counted, change)
+
+
+def _counted(grade: StageGrade | None, stage: Stage) -> tuple[str, str]:
+    """How a stage counts, and the instructor's changes to it in words (the cell's tooltip)."""
+    if grade is None:
+        return ("bonus" if stage.bonus else "core"), ""
+    return grade.counted, "; ".join(f"{change_words(change)} ({change.reason})" for change in grade.changes)
+
+
+def change_words(change: Change) -> str:
+    """What a change did, in words: "excused", "set to 18", "adjusted by +2" (a regrade says so)."""
+    what = ACTION_WORDS.get(change.action, change.action)
+    if change.value is not None:
+        sign = "+" if change.action == "adjust" and change.value >= 0 else ""
+        what = f"{what} {sign}{points(change.value)}"
+    return f"{what} after a regrade request" if change.request else what
+
+
+def grade_cell(result: SubmissionResult) -> GradeCell:
+    """The grade of a graded student as every table shows it: their final grade, never the raw total.
+
+    A record without a final grade (made by hand, or read from a grader older than the final grade) shows its raw
+    total: with no course policy, bonus rule or change, that is what its final grade would be."""
+    if result.ungraded is not None:
+        return GradeCell(None, "not graded", steps=f"Could not be graded: {result.ungraded}. This is not a grade.")
+    if result.final is None:
+        return GradeCell(Score(result.total, result.max_total))
+    return final_cell(result.final)
+
+
+def final_cell(final: FinalGrade) -> GradeCell:
+    steps = " ".join(final.steps)
+    if final.status != "graded":
+        word = {"ungraded": "not graded"}.get(final.status, final.status)  # "not submitted", "excused"
+        return GradeCell(None, word, steps=steps)
+    raw = Score(final.raw, final.possible) if final.raw != final.points else None
+    return GradeCell(Score(final.points, final.possible), "", raw, grade_why(final), steps)
+
+
+def grade_why(final: FinalGrade) -> str:
+    """What made the grade differ from the raw points, short: "late −40; 03 excused; bonus +5"."""
+    parts = [f"late −{points(final.penalty)}"] if final.penalty else []
+    parts += [f"{change.stage[:2]} {change_words(change)}" for change in final.changes]
+    if final.bonus:
+        parts.append(f"bonus +{points(final.bonus)}")
+    return "; ".join(parts)
+
+
+def _grade_points(result: SubmissionResult) -> float | None:
+    """The grade counted in the headline figures, or None for a student with no grade (not graded, excused)."""
+    cell = grade_cell(result)
+    return None if cell.score is None else cell.score.score
+
+
+def change_rows(student: str, final: FinalGrade | None) -> list[ChangeRow]:
+    return [ChangeRow(student, change_words(change), change) for change in ([] if final is None else final.changes)]
+
+
+def regrade_rows(student: str, final: FinalGrade | None) -> list[RegradeRow]:
+    return [RegradeRow(student, regrade) for regrade in (() if final is None else final.regrades)]
 
 
 def _wrong(facts: stats.Facts, visible: dict[tuple[str, str], bool]) -> list[WrongStage]:
@@ -309,10 +461,6 @@ def _late_summary(result: SubmissionResult) -> str:
     return "; ".join(parts)
 
 
-def _final(result: SubmissionResult) -> Score | None:
-    return None if result.final is None else Score(result.final.points, result.final.possible)
-
-
 def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
     rows = []
     for stage_id, entry in (result.lateness or {}).items():
@@ -337,50 +485,67 @@ def class_report(
     results: dict[str, SubmissionResult],
     notes: list[str] | tuple = (),
     folders: dict[str, str] | None = None,
-    absent: dict | None = None,
+    absent: dict[str, FinalGrade] | None = None,
 ) -> ClassReport:
     """The class report of these results (student -> record), with notes about the run as a whole; folders: each
-    student's folder under OUT (by default those of the students in results)."""
+    student's folder under OUT (by default those of the students in results); absent: the roster's students with
+    no submission, with their final grades ("not submitted"), who count among the class's students."""
     folders = folders or output_folders(results)
-    students = sorted(results, key=name_order)
-    totals = [results[name].total for name in students]
+    absent = {name: final for name, final in (absent or {}).items() if name not in results}
+    graded = sorted(results, key=name_order)
+    everyone = sorted([*graded, *absent], key=name_order)
+    href = {name: feedback_href(name, folders) for name in graded}
     rows = [
         StudentRow(
             name,
             feedback_href(name, folders),
             [_cell(results[name], stage) for stage in CORE_STAGES],
-            Score(total, TOTAL_POINTS),
-            _final(results[name]),
+            grade_cell(results[name]),
             _late_summary(results[name]),
             tuple(_cell(results[name], stage) for stage in BONUS_STAGES),
             Score(results[name].bonus, BONUS_POINTS) if BONUS_STAGES else None,
         )
-        for name, total in zip(students, totals, strict=True)
+        if name in results
+        else StudentRow(
+            name,
+            "",
+            [_absent_cell(absent[name], stage) for stage in CORE_STAGES],
+            final_cell(absent[name]),
+            bonus_cells=tuple(_absent_cell(absent[name], stage) for stage in BONUS_STAGES),
+            bonus=Score(0, BONUS_POINTS) if BONUS_STAGES else None,
+        )
+        for name in everyone
     ]
-    facts = stats.facts_of(results)
+    finals = [results[name].final for name in graded if results[name].final] + list(absent.values())
+    possible = Counter(final.possible for final in finals).most_common(1)[0][0] if finals else TOTAL_POINTS
+    grades = [grade for name in graded if (grade := _grade_points(results[name])) is not None]
+    facts = stats.facts_of(results, absent)
     looks = [
         Look(look.student, feedback_href(look.student, folders), look.stage, look.kind, look.reason)
         for look in stats.needs_a_look(facts)
     ]
-    untimed = _untimed_looks(results, students, folders)
+    untimed = _untimed_looks(results, graded, folders)
     looks += untimed
     look_students = len({look.student for look in looks})
     helped = [
-        Helped(entry.student, feedback_href(entry.student, folders), entry.stages) for entry in stats.needs_help(facts)
+        Helped(entry.student, href.get(entry.student, ""), entry.reasons, entry.stages)
+        for entry in stats.needs_help(facts)
     ]
     visible = {(test.stage, test.check): test.visible for result in results.values() for test in result.tests}
     ungraded = [
         Ungraded(name, feedback_href(name, folders), results[name].ungraded)
-        for name in students
+        for name in graded
         if results[name].ungraded is not None
     ]
+    final_of = {**{name: results[name].final for name in graded}, **absent}
     kpis = [
-        Kpi(str(len(students)), "students"),
-        Kpi(f"{number(statistics.median(totals))} / {TOTAL_POINTS}" if totals else "–", "median total"),
-        Kpi(number(statistics.mean(totals)) if totals else "–", "mean total"),
-        Kpi(str(sum(total >= TOTAL_POINTS for total in totals)), "full marks"),
+        Kpi(str(len(everyone)), "students"),
+        Kpi(f"{number(statistics.median(grades))} / {possible}" if grades else "–", "median grade"),
+        Kpi(number(statistics.mean(grades)) if grades else "–", "mean grade"),
+        Kpi(str(sum(grade >= possible for grade in grades)), "full marks"),
         Kpi(str(look_students), "need a look"),
         Kpi(str(len(helped)), "need help"),
+        *([Kpi(str(len(absent)), "no submission")] if absent else []),
         *([Kpi(str(len(ungraded)), "could not be graded")] if ungraded else []),
     ]
     return ClassReport(
@@ -389,17 +554,31 @@ def class_report(
         isolation=_isolation(results),
         ungraded=ungraded,
         notes=[str(note) for note in notes],
-        totals=totals,
-        stages=[StageScores(stage, [_cell(results[name], stage).score for name in students]) for stage in STAGES],
+        grades=grades,
+        possible=possible,
+        headline=_headline(len(grades), len(everyone) - len(grades)),
+        stages=[StageScores(stage, [_cell(results[name], stage).score for name in graded]) for stage in STAGES],
         pass_rates=pass_rates(results),
         looks=looks,
         look_students=look_students,
         helped=helped,
         help_rule=stats.HELP_RULE,
         wrong=_wrong(facts, visible),
-        policy=any(results[name].lateness is not None for name in students),
+        policy=any(results[name].lateness is not None for name in graded),
         untimed_looks=len(untimed),
+        changes=[row for name in everyone for row in change_rows(name, final_of[name])],
+        regrades=[row for name in everyone for row in regrade_rows(name, final_of[name])],
+        bonus_rule=Counter(final.bonus_rule for final in finals).most_common(1)[0][0] if finals else "",
     )
+
+
+def _headline(graded: int, without: int) -> str:
+    """Which students the headline figures are of: those with a grade; not the others, who would count as 0."""
+    shown = f"The final grades of the {graded} student{'s' * (graded != 1)} graded"
+    if without:
+        left = "is" if without == 1 else "are"
+        shown += f"; {without} without a grade (no submission, could not be graded, excused) {left} left out"
+    return shown + "."
 
 
 def _untimed_looks(results: dict[str, SubmissionResult], students: list[str], folders) -> list[Look]:
@@ -433,10 +612,13 @@ def _test_view(test: TestResult, show_hidden: bool, stage_message: str) -> TestV
     )
 
 
-def _section(stage_id: str, entry: StageResult, show_hidden: bool) -> StageSection:
+def _section(stage_id: str, entry: StageResult, show_hidden: bool, final: FinalGrade | None) -> StageSection:
     stage = STAGE_BY_ID.get(stage_id)
     score = Score(entry.score, entry.max_score)
     kind = entry.status.kind
+    grade = _stage_grade(final, stage_id)
+    counted = grade.counted if grade is not None else "core"
+    neutral = counted in (*UNCOUNTED, "excused")
     return StageSection(
         id=stage_id,
         title=f"{stage_id} · {stage.title}" if stage else stage_id,
@@ -444,21 +626,70 @@ def _section(stage_id: str, entry: StageResult, show_hidden: bool) -> StageSecti
         outcome="" if kind in ORDINARY_KINDS else kind.label,
         kind=kind,
         message=entry.message,
-        tests=[_test_view(test, show_hidden, entry.message) for test in entry.tests],
-        hints=stage.hints if stage and score.score < score.max_score else (),
+        # A stage outside the grade that was never worked on: its failed tests say nothing worth reading.
+        tests=[]
+        if neutral and kind in stats.NOT_STARTED
+        else [_test_view(test, show_hidden, entry.message) for test in entry.tests],
+        hints=stage.hints if stage and score.score < score.max_score and not neutral else (),
+        counted=counted,
+        counts="" if grade is None or final is None else _counts(grade, final),
     )
+
+
+def _counts(grade: StageGrade, final: FinalGrade) -> str:
+    """How one stage counts in the student's grade, when that is not simply its score."""
+    if grade.counted == "not assigned":
+        return "This stage is not assigned in this course: it is not counted in your grade."
+    if grade.counted == "bonus off":
+        return "This course does not count the bonus stages: this stage is not counted in your grade."
+    if grade.counted == "excused":
+        return "Excused: this stage does not count in your grade, neither for it nor against it."
+    if grade.counted == "bonus" and final.bonus_rule == "apart":
+        return "A bonus stage: reported apart, not in your grade."
+    if grade.counted == "bonus":  # "extra"
+        cap = "" if final.bonus_cap is None else f" (at most {points(final.bonus_cap)} count)"
+        return f"A bonus stage: its points are extra credit{cap}; your bonus stages add {points(final.bonus)} in all."
+    why = [f"late −{points(grade.penalty)}"] if grade.penalty else []
+    why += [change_words(change) for change in grade.changes]
+    if not why:
+        return ""
+    return f"It counts {points(grade.points)} of {grade.possible} in your grade ({'; '.join(why)})."
+
+
+def grade_heading(result: SubmissionResult) -> GradeHeading:
+    """ "Your grade: X of Y" from the final grade, or why there is none."""
+    final = result.final
+    if result.ungraded is not None or (final is not None and final.status == "ungraded"):
+        note = "This submission could not be graded: the zeros below are not a grade. The course staff will look."
+        return GradeHeading(None, "not given yet", note)
+    if final is None:
+        return GradeHeading(Score(result.total, result.max_total), f"{points(result.total)} of {result.max_total}", "")
+    if final.status == "excused":
+        return GradeHeading(None, "excused", "Every assigned stage is excused: there is no grade to give.")
+    notes = []
+    if final.raw != final.points:
+        notes.append(f"As graded, before the course's rules and changes: {points(final.raw)} of {final.possible}.")
+    if final.bonus:
+        notes.append(f"It includes {points(final.bonus)} points of extra credit from the bonus stages.")
+    text = f"{points(final.points)} of {final.possible}"
+    return GradeHeading(Score(final.points, final.possible), text, " ".join(notes))
 
 
 def feedback_page(result: SubmissionResult, show_hidden: bool = False) -> FeedbackPage:
     """One student's page; show_hidden: the outputs of hidden tests too (after the grades are published)."""
     ids = [stage.id for stage in STAGES if stage.id in result.stages]
     ids += [stage_id for stage_id in result.stages if stage_id not in ids]
+    heading = grade_heading(result)
+    final = result.final
     return FeedbackPage(
         student=result.student,
-        total=Score(result.total, result.max_total),
+        grade=heading,
         notes=result.output if result.output.strip() else "",
-        stages=[_section(stage_id, result.stages[stage_id], show_hidden) for stage_id in ids],
+        stages=[_section(stage_id, result.stages[stage_id], show_hidden, final) for stage_id in ids],
         deadlines=deadline_rows(result),
-        final=_final(result),
+        penalty=None if final is None else final.penalty,
         commit=f"Graded as of commit {result.commit.hash[:12]} ({result.commit.time})" if result.commit else "",
+        steps=() if final is None else final.steps,
+        changes=change_rows(result.student, final),
+        regrades=regrade_rows(result.student, final),
     )

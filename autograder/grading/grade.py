@@ -652,7 +652,7 @@ def _grade_class(args, stop: threading.Event) -> int:
         console.say(line)
     gradesheet.write_grades(args.out / "grades.csv", results)
     report = write_report(args.out, results, [*notes, *regrade_lines, *untimed], batch.folders, absent)
-    console.summary(results)
+    console.summary(results, absent)
     failed = {name: result.ungraded for name, result in results.items() if result.ungraded}
     console.say(
         f"Wrote {args.out / 'grades.csv'}, {report}, and results.json and feedback.html for {len(results)} students."

@@ -18,6 +18,7 @@ from autograder.authoring import release
 from autograder.course.checks import stage_checks
 from autograder.course.stages import STAGES
 from autograder.outputs.report import HIDDEN_NOTE
+from tests import pages
 
 GOLDEN = Path(__file__).parent / "golden" / "example_class"
 STUDENTS = sorted(path.name.removesuffix(".results.json") for path in GOLDEN.glob("*.results.json"))
@@ -170,3 +171,19 @@ def test_an_out_without_results_is_a_one_line_error(tmp_path, capsys):
     (tmp_path / "out").mkdir()
     assert publish.main([str(tmp_path / "out"), str(tmp_path / "dest")]) == 2
     assert "no graded students" in capsys.readouterr().err
+
+
+def test_a_results_json_without_a_final_grade_heads_with_its_raw_total(graded, tmp_path):
+    """A results.json from a grader older than the final grade (no extra_data.final) had its raw total as its
+    grade: the page handed back says so, and says nothing of how a grade was made."""
+    path = graded / "grace" / "results.json"
+    data = json.loads(path.read_text())
+    data["extra_data"].pop("final", None)
+    data["score"] = data["extra_data"]["total"]
+    path.write_text(json.dumps(data))
+    dest = tmp_path / "dest"
+    assert publish.main([str(graded), str(dest)]) == 0
+    page = pages.text((dest / "grace" / "feedback.html").read_text())
+    assert f"Your grade: {data['extra_data']['total']} of 100" in page
+    assert "How your grade was made" not in page
+    assert json.loads((dest / "grace" / "results.json").read_text())["score"] == data["extra_data"]["total"]

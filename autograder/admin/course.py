@@ -83,13 +83,14 @@ def load_course(
     overrides: Path | None = None,
     everyone: list[str] | None = None,
     shard: tuple[int, int] | None = None,
+    folder_column: str | None = None,
 ) -> Course:
     """Read and check the three files; PolicyError, RosterError or OverridesError (one line each) before
     anything is graded.
 
     An extension or override must name a student of the roster when one is given, else of the class (everyone).
     """
-    loaded_roster = None if roster is None else load_roster(roster)
+    loaded_roster = None if roster is None else load_roster(roster, folder_column)
     loaded_policy = None if policy is None else load_policy(policy)
     loaded_overrides = NO_OVERRIDES if overrides is None else load_overrides(overrides)
     names = set(everyone) if everyone is not None else {name for name, _ in students}

@@ -269,17 +269,26 @@ def test_a_git_file_pointing_at_a_classmate_is_not_graded_on_their_commit(tmp_pa
     common.mkdir()
     git(common, "init", "-q")
     (common / ".git" / "commondir").write_text(str(honest / ".git") + "\n")
+    empty = classroom / "hw-nan"  # a repository with no commit at all: nothing handed in, not a git failure
+    empty.mkdir()
+    git(empty, "init", "-q")
+    broken = classroom / "hw-bea"  # its branch points at an object that is not there: a git failure
+    broken.mkdir()
+    git(broken, "init", "-q")
+    (broken / ".git" / "refs" / "heads" / git(broken, "symbolic-ref", "--short", "HEAD")).write_text("1" * 40 + "\n")
     out = tmp_path / "out"
     done = grade(classroom, out, "--at", DEADLINE)
     assert done.returncode == 0, done.stderr
     grades = read_grades(out)
     assert (grades["ada"]["01_rules"], grades["ada"]["05_winning_square"]) == ("10", "10")
-    # A git failure is "could not be read".
+    # A git failure is "could not be read"; a repository that never had a commit handed nothing in.
     records = {student: json.loads((out / student / "results.json").read_text()) for student in os.listdir(out)
                if (out / student / "results.json").is_file()}  # fmt: skip
     kinds = {student: {entry.status.kind for entry in from_json(record).stages.values()}
              for student, record in records.items()}  # fmt: skip
-    assert kinds == {"ada": kinds["ada"], **dict.fromkeys(("eve", "lin", "bo", "co"), {StageKind.UNREADABLE})}
+    assert kinds == {"ada": kinds["ada"], "nan": {StageKind.NOT_SUBMITTED},
+                     **dict.fromkeys(("eve", "lin", "bo", "co", "bea"), {StageKind.UNREADABLE})}  # fmt: skip
+    assert "bad object" in records["bea"]["output"] and f"no commit before {DEADLINE}" in records["nan"]["output"]
     for student, why in (
         ("eve", ".git is a file"),
         ("lin", ".git is a link"),

@@ -95,18 +95,27 @@ def parse_at(text: str) -> tuple[datetime | None, str | None]:
 
 
 def commit_at(git_dir: Path, moment: datetime) -> Commit | None:
-    """The last commit of HEAD's history whose committer date is at or before moment, or None (git_dir: a snapshot)."""
+    """The last commit of HEAD's history whose committer date is at or before moment, or None when there is none,
+    or no commit at all (git_dir: a snapshot). Raises GitError when git fails on the history."""
+    if unborn(git_dir):
+        return None
     stamp = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
-    try:
-        line = git_output(git_dir, "log", "-1", f"--before={stamp}", "--format=%H %cI", "HEAD", "--")
-    except GitError as error:
-        if "does not have any commits" in str(error) or "unknown revision" in str(error):
-            return None  # an empty repository
-        raise
+    line = git_output(git_dir, "log", "-1", f"--before={stamp}", "--format=%H %cI", "HEAD", "--")
     if not line.strip():
         return None
     commit, time = line.decode().split()
     return Commit(commit, time)
+
+
+def unborn(git_dir: Path) -> bool:
+    """Does HEAD name a branch that does not exist yet: a repository that never had a commit (git_dir: a snapshot,
+    whose HEAD git_snapshot checked is a branch or a commit)? Such a HEAD is not a git failure; a branch that exists
+    but points at a missing object is, and git log says so."""
+    head = (git_dir / "HEAD").read_bytes().strip()
+    if not head.startswith(b"ref: "):
+        return False  # a commit's hash: a detached HEAD
+    branch = head.removeprefix(b"ref: ")
+    return branch not in git_output(git_dir, "for-each-ref", "--format=%(refname)", branch.decode()).split()
 
 
 def copy_stage_files(git_dir: Path, commit: str, folder: Path) -> None:

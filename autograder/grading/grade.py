@@ -110,9 +110,9 @@ def grade_submission(
             stages[stage.id] = kept[stage.id]
             continue
         if stage.id in submission.problems:
-            problem = submission.problems[stage.id]
+            missing = stage.id in submission.not_submitted
             stages[stage.id] = fail_all(
-                stage, Outcome.MISSING if "not submitted" in problem else Outcome.ERROR, problem
+                stage, Outcome.MISSING if missing else Outcome.ERROR, submission.problems[stage.id]
             )
             continue
         source = submission.sources[stage.id]

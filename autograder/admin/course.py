@@ -15,6 +15,7 @@ from autograder.admin.roster import Roster, load_roster
 from autograder.admin.settings import DEFAULT_SETTINGS, CourseSettings
 from autograder.grading.record import FinalGrade, SubmissionResult
 from autograder.grading.shards import shard_of
+from autograder.outputs import clean_tree
 
 MAX_LISTED = 20  # names listed in one note
 
@@ -73,7 +74,9 @@ class Course:
         missing, _ = self.roster.compare(self.everyone or set(self.paths))
         if self.shard is not None:
             missing = [name for name in missing if shard_of(name, self.shard[1]) == self.shard[0]]
-        return {name: final_grade(None, self.settings, *self.overrides.for_student(name)) for name in missing}
+        finals = {name: final_grade(None, self.settings, *self.overrides.for_student(name)) for name in missing}
+        # cleaned as every graded result is (outputs.results.cleaned): its texts reach the pages and the gradebook
+        return {name: FinalGrade.from_dict(clean_tree(final.as_dict())) for name, final in finals.items()}
 
 
 def load_course(

@@ -360,3 +360,11 @@ def test_a_hand_written_overrides_file_reads_back(tmp_path):
     path.write_text(OVERRIDES.replace('outcome = "denied"', 'outcome = "denied"\nadjust = 1'))
     with pytest.raises(OverridesError, match="a denied request changes nothing"):
         load_overrides(path)
+
+
+def test_an_excused_bonus_stage_stays_out_of_the_core():
+    result = _result({"01_rules": 10, "08_alpha_beta": 10})
+    final = final_grade(
+        result, CourseSettings(bonus="extra"), {"08_alpha_beta": _change("08_alpha_beta", "excuse", None)}
+    )
+    assert (final.raw, final.points, final.bonus_earned) == (10, 10, 0)

@@ -368,3 +368,18 @@ def test_an_excused_bonus_stage_stays_out_of_the_core():
         result, CourseSettings(bonus="extra"), {"08_alpha_beta": _change("08_alpha_beta", "excuse", None)}
     )
     assert (final.raw, final.points, final.bonus_earned) == (10, 10, 0)
+
+
+def test_gradescope_gives_the_grade_the_class_run_gives(course, tmp_path):
+    """The same course settings bundled for Gradescope: is ada's score there her final grade here? (Gradescope
+    applies its own late policy, and ada was on time, so the two must agree.)"""
+    from tests.test_gradescope import grade as gradescope_grade
+
+    bundle = tmp_path / "autograder.zip"
+    done = _run("gradescope", str(bundle), "--policy", str(course["files"]["policy"]))
+    assert done.returncode == 0, done.stderr
+    files = {stage.filename: reference(stage.id) for stage in STAGES}
+    results, done = gradescope_grade(bundle, tmp_path / "root", files)
+    assert done.returncode == 0, done.stderr
+    assert results["score"] == _results(course["whole"], "ada")["score"] == EXPECTED["ada"]
+    assert results["extra_data"]["final"] == _results(course["whole"], "ada")["extra_data"]["final"]

@@ -19,6 +19,7 @@ COMMANDS = {
     "export": ("admin.exports", "write the latest grades as a Canvas, Moodle or plain CSV import file, by the roster"),
     "stats": ("outputs.stats", "what the class got wrong, who needs help and what needs a look (from the gradebook)"),
     "doctor": ("grading.doctor", "say which isolation this machine gives to student code, and why"),
+    "override": ("admin.override_cli", "add an excuse, a changed score or a regrade outcome to the overrides file"),
     "publish": ("admin.publish", "write each student's feedback and results.json to hand back, hidden tests held back"),
     "similar": ("admin.similar", "list pairs of students whose code for a stage is much alike, for a human to read"),
 }

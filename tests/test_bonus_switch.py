@@ -40,7 +40,7 @@ def test_with_the_bonus_stages_off_the_course_is_the_seven_stages_and_the_nine_c
         "07_quickest_move",
     ]  # fmt: skip
     assert found["points"] == [100, 0]
-    assert found["header"] == ["student", *found["stages"], "total"]
+    assert found["header"] == ["student", *found["stages"], "total", "final"]
     bonus = ("08_alpha_beta", "09_best_squares", "10_symmetry")
     assert found["built"] and not [path for path in found["built"] if any(stage in path for stage in bonus)]
     assert "assignments/07_quickest_move/README.md" in found["released"]

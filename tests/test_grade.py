@@ -127,7 +127,7 @@ def test_grades_csv_has_the_pinned_header(mixed_class):
         "student,01_rules,02_count_games,03_minimax,04_memoization,05_winning_square,06_count_results,07_quickest_move,total"
     )
     assert first.split(",") == HEADER
-    assert HEADER[9:] in ([], ["08_alpha_beta", "09_best_squares", "10_symmetry", "bonus"])
+    assert HEADER[9:] in (["final"], ["08_alpha_beta", "09_best_squares", "10_symmetry", "bonus", "final"])
 
 
 def test_results_json_follows_gradescopes_format(mixed_class):
@@ -477,7 +477,8 @@ def test_a_failure_inside_the_grader_becomes_that_submissions_result(tmp_path, m
     assert "bob could not be graded: the grader failed while grading 01_rules: UnicodeEncodeError" in errors
     grades = read_grades(out)
     assert grades["ada"]["total"] == grades["cat"]["total"] == points(*CHEAP)
-    assert set(grades["bob"].values()) == {"bob", "0"}
+    assert set(grades["bob"].values()) == {"bob", "0", ""}  # raw zeros; no final grade: it is not a grade
+    assert grades["bob"]["final"] == ""
     results = json.loads((out / "bob" / "results.json").read_text())
     assert results["score"] == 0 and "could not be graded" in results["output"]
     assert "UnicodeEncodeError" in results["extra_data"]["ungraded"]

@@ -24,10 +24,37 @@ from autograder.grading import gradescope
 SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope-results.schema.json").read_text())
 
 
+# Two core stages assigned (20 points), the bonus as extra credit up to 5, and due dates long past: a bundle
+# made from it grades with the first two and never applies the lateness (Gradescope's own business).
+POLICY = """\
+time_zone = "UTC"
+[grade]
+assigned = ["01_rules", "02_count_games"]
+bonus = "extra"
+bonus_cap = 5
+
+[due]
+01_rules = 2020-01-01T00:00:00
+08_alpha_beta = 2020-01-01T00:00:00
+
+[late]
+percent = 100
+"""
+
+
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
     assert gradescope.main([str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def policy_bundle(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("policy-bundle")
+    (folder / "course-policy.toml").write_text(POLICY)
+    out = folder / "autograder.zip"
+    assert gradescope.main([str(out), "--policy", str(folder / "course-policy.toml")]) == 0
     return out
 
 
@@ -106,7 +133,10 @@ def test_reference_gets_full_marks(bundle, tmp_path):
     results, done = grade(bundle, tmp_path, files)
     assert done.returncode == 0, done.stderr
     assert f"grader: {tmp_path / 'source' / 'autograder'}" in done.stdout
-    assert results["score"] == TOTAL_POINTS + BONUS_POINTS  # the bonus stages count as extra credit
+    # Without --policy the bonus is reported apart: the score is the core stages' alone, out of their points.
+    assert results["score"] == TOTAL_POINTS == results["extra_data"]["final"]["points"]
+    assert results["extra_data"]["final"]["bonus_earned"] == BONUS_POINTS
+    assert f"score: {TOTAL_POINTS} of {TOTAL_POINTS};" in done.stdout
     assert all(test["status"] == "passed" for test in results["tests"])
     core = [test for test in results["tests"] if "bonus" not in test.get("tags", [])]
     assert sum(test["max_score"] for test in core) == TOTAL_POINTS
@@ -137,6 +167,49 @@ def test_buggy_submission_scores_in_between_under_the_fallback(bundle, tmp_path)
     failed = {test["extra_data"]["check"] for test in results["tests"] if test["status"] == "failed"}
     assert "winner/diagonals" in failed
     assert {test["extra_data"]["stage"] for test in results["tests"] if test["status"] == "failed"} == {"01_rules"}
+
+
+def test_the_policy_bundle_holds_its_grade_table_and_no_lateness(policy_bundle, tmp_path):
+    """Does --policy bundle the [grade] table as the settings run() reads, and nothing of the due dates?"""
+    with zipfile.ZipFile(policy_bundle) as archive:
+        text = archive.read(gradescope.SETTINGS_FILE).decode()
+        assert "course-policy.toml" not in archive.namelist()
+    (tmp_path / gradescope.SETTINGS_FILE).write_text(text)
+    settings = gradescope.read_settings(tmp_path)
+    assert settings.assigned == ("01_rules", "02_count_games") and settings.possible == 20
+    assert (settings.bonus, settings.bonus_cap) == ("extra", 5)
+    assert "2020" not in text and "[due]" not in text and "[late]" not in text
+    again = tmp_path / "again.zip"
+    gradescope.write_bundle(again, settings)
+    assert again.read_bytes() == policy_bundle.read_bytes()
+
+
+def test_a_policy_that_cannot_be_used_writes_no_bundle(tmp_path, capsys):
+    """Is a bad [grade] table refused in one line, exit 2, before any zip is written?"""
+    policy = tmp_path / "course-policy.toml"
+    policy.write_text('[grade]\nassigned = ["08_alpha_beta"]\n')
+    assert gradescope.main([str(tmp_path / "out.zip"), "--policy", str(policy)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "bonus stage '08_alpha_beta'" in error
+    assert not (tmp_path / "out.zip").exists()
+    assert gradescope.main([str(tmp_path / "out.zip"), "--policy", str(tmp_path / "none.toml")]) == 2
+    assert not (tmp_path / "out.zip").exists()
+
+
+@pytest.mark.slow
+def test_the_score_is_the_final_grade_of_the_bundled_settings(policy_bundle, tmp_path):
+    """With stages 1 and 2 assigned and a capped extra-credit bonus: is the score the final grade's points, out of
+    the assigned points, with the policy's due dates (long past) never applied?"""
+    files = {stage.filename: reference(stage) for stage in STAGES if stage.id in ("01_rules", "08_alpha_beta")}
+    results, done = grade(policy_bundle, tmp_path, files)
+    assert done.returncode == 0, done.stderr
+    final = results["extra_data"]["final"]
+    assert results["score"] == final["points"] == 10 + 5  # 01_rules, then 10 bonus points capped at 5
+    assert (final["possible"], final["bonus"], final["bonus_earned"]) == (20, 5, 10)
+    assert final["stages"]["03_minimax"]["counted"] == "not assigned"
+    assert "late" not in results["extra_data"] and final["penalty"] == 0
+    assert "score: 15 of 20;" in done.stdout
+    assert "final: Bonus: +5 extra credit (10 earned, at most 5)." in done.stdout
 
 
 def test_grader_failure_still_writes_results(bundle, tmp_path):

@@ -18,6 +18,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from autograder.admin.final_grade import final_grade
 from autograder.admin.late import apply_policy
 from autograder.admin.policy import (
     LateRule,
@@ -27,6 +28,7 @@ from autograder.admin.policy import (
     penalty_percent,
     penalty_points,
 )
+from autograder.admin.settings import DEFAULT_SETTINGS
 from autograder.admin.submitted import (
     NO_TIME,
     Submitted,
@@ -220,17 +222,24 @@ def _late(out: Path, student: str) -> dict:
     return json.loads((out / student / "results.json").read_text())["extra_data"]["late"]
 
 
+def _final(out: Path, student: str) -> float:
+    """The student's final grade as results.json gives it: its score, which is extra_data.final's points."""
+    results = json.loads((out / student / "results.json").read_text())
+    assert results["score"] == results["extra_data"]["final"]["points"]
+    return results["score"]
+
+
 def test_final_scores_by_hand(graded):
     submissions, out, _ = graded
     # ada: 2 days after the due date, 3 days of extension on every stage: on time, 100.
-    assert _late(out, "ada")["final_total"] == 100
+    assert _final(out, "ada") == 100
     stages = _late(out, "ada")["stages"]
     assert {stages[stage.id]["extension"] for stage in CORE_STAGES} == {"3 days"}  # the bonus stages have no due date
     # linus (raw 10, 10, 0, 20, 0, 0, 15): 2 days late, 10 % of each stage's points a day, so 20 % off
     # 01 (2 of 10 -> 8), 02 (2 of 10 -> 8), 04 (4 of 20 -> 16); 03 earned 0 and stays 0 (never below);
     # 07 has a 2-day extension (due 2025-03-09 23:59): on time, 15. 8 + 8 + 16 + 15 = 47.
     linus = _late(out, "linus")
-    assert linus["final_total"] == 47
+    assert _final(out, "linus") == 47
     assert [linus["stages"][s]["score"] for s in ("01_rules", "02_count_games", "03_minimax", "04_memoization")] == [
         8,
         8,
@@ -243,11 +252,11 @@ def test_final_scores_by_hand(graded):
     assert linus["stages"]["01_rules"]["source"] == "timestamp file"
     assert linus["stages"]["01_rules"]["submitted"] == "2025-03-09T11:00:00+01:00"
     # alan (raw 40): 10 days late, more than zero_after = 7: every stage earns 0.
-    assert _late(out, "alan")["final_total"] == 0
+    assert _final(out, "alan") == 0
     assert _late(out, "alan")["stages"]["01_rules"]["penalty_percent"] == 100
     # katherine (raw 30): committed 11 minutes after the due date, within the 15 minutes of grace: 30.
     katherine = _late(out, "katherine")
-    assert katherine["final_total"] == 30
+    assert _final(out, "katherine") == 30
     assert katherine["stages"]["01_rules"]["source"] == "git commit"
     assert katherine["stages"]["01_rules"]["submitted"] == "2025-03-08T00:10:00+01:00"
 
@@ -270,7 +279,7 @@ def test_results_stay_gradescopes_format_and_the_gradebook_keeps_the_policy(grad
     for student in ("ada", "alan", "katherine", "linus"):
         results = json.loads((out / student / "results.json").read_text())
         jsonschema.validate(results, SCHEMA, cls=jsonschema.Draft202012Validator)
-        assert results["score"] == results["extra_data"]["total"]  # raw points; the policy's are in "late"
+        assert results["score"] == _final(out, student)  # the final grade; the raw points stay in "total"
     db = sqlite3.connect(out / "gradebook.db")
     rows = db.execute("SELECT student, SUM(score), MAX(late) FROM late_results GROUP BY student").fetchall()
     assert rows == [("ada", 100.0, 0), ("alan", 0.0, 10), ("katherine", 30.0, 0), ("linus", 47.0, 2)]
@@ -283,7 +292,7 @@ def test_report_and_feedback_show_late_days_penalty_and_extension(graded):
     _, out, _ = graded
     report = (out / "report.html").read_text()
     assert "after the policy" in report and "01: 2 days late, -2" in report
-    assert "1 student in the roster with no submission (zeros in exports): barbara" in report
+    assert "1 student in the roster with no submission (not submitted): barbara" in report
     page = (out / "linus" / "feedback.html").read_text()
     assert "Deadlines" in page and "47 / 100" in page and "2025-03-09T11:00:00+01:00 (timestamp file)" in page
     assert "-2 (20 %)" in page and "2 days" in page
@@ -394,7 +403,7 @@ def test_a_stage_handed_in_under_a_near_miss_name_is_timed_like_an_exact_one(tmp
             assert late_stages[stage_id]["late"] == 19, (student, stage_id, late_stages[stage_id])
             assert late_stages[stage_id]["score"] == 0 and late_stages[stage_id]["source"] == "file times"
     grace = _late(out, "grace")
-    assert grace["stages"]["01_rules"]["late"] == 0 and grace["final_total"] == 20
+    assert grace["stages"]["01_rules"]["late"] == 0 and _final(out, "grace") == 20
 
 
 def test_a_timestamp_file_the_student_wrote_is_never_believed(tmp_path):
@@ -488,6 +497,7 @@ def test_a_graded_stage_whose_file_is_not_known_has_no_time_and_is_never_on_time
         assert (lateness[stage_id].source, lateness[stage_id].submitted) == (NO_TIME, None), stage_id
     assert lateness["03_minimax"].source == ""  # not submitted: nothing to time
     timed = dataclasses.replace(result, lateness=lateness)
+    timed.final = final_grade(timed, DEFAULT_SETTINGS)
     (line,) = untimed_notes({"kim": timed})
     assert "kim" in line and "01_rules, 02_count_games" in line
     looks = report_html({"kim": timed}).split('id="needs-look"')[1].split("</section>")[0]

@@ -102,7 +102,7 @@ def test_a_leaking_release_exits_1_naming_the_file(tmp_path, monkeypatch, capsys
     files = release.released_files()
     board = "".join(sorted(release.hidden_boards())[-1])
     files["assignments/01_rules/README.md"] = b"# Rules\n\nTry it on `" + board.encode() + b"`.\n"
-    monkeypatch.setattr(release, "released_files", lambda: files)
+    monkeypatch.setattr(release, "released_files", lambda *_: files)
     assert release.main([str(tmp_path / "out")]) == 1
     assert f"assignments/01_rules/README.md:3: board {board!r}" in capsys.readouterr().err
 

@@ -6,14 +6,19 @@ import os
 import sqlite3
 import stat
 import subprocess
+import sys
 import zlib
 from pathlib import Path
 
 import pytest
 
 from autograder.admin.submitted import submission_times
+from autograder.course.stages import ROOT, STAGES
 from autograder.grading.intake import git_snapshot, repositories
+from autograder.grading.record import StageKind
+from autograder.outputs.results import from_json
 from tests.classes import grade, read_grades, reference, starter
+from tests.test_golden import page_text
 
 DEADLINE = "2026-03-01T23:59:00+01:00"
 BEFORE, AFTER = "2026-02-27T12:00:00+01:00", "2026-03-02T09:30:00+01:00"
@@ -104,6 +109,37 @@ def test_at_grades_the_last_commit_before_the_deadline_without_touching_the_repo
     assert {path.name: git(path, "status", "--porcelain") for path in folder.iterdir()} == before
     assert {path: path.read_bytes() for path in folder.rglob("*.py")} == trees
     assert not list(folder.rglob("HOOK-RAN"))
+
+
+@pytest.mark.slow
+def test_at_with_no_commit_before_the_moment_is_not_submitted_in_every_output(classroom, tmp_path):
+    """carol committed only after the deadline: with --at she had handed nothing in by then. Is every stage of hers
+    "not submitted" (not "could not be read") with the reason, in the record, the report, her feedback and the
+    terminal, and is she left out of "Needs a look"?"""
+    folder, _ = classroom
+    out, why = tmp_path / "out", f"no commit before {DEADLINE}"
+    assert grade(folder, out, "--at", DEADLINE).returncode == 0
+    carol = from_json(json.loads((out / "carol-x" / "results.json").read_text()))
+    assert {stage_id: entry.status.kind for stage_id, entry in carol.stages.items()} == {
+        stage.id: StageKind.NOT_SUBMITTED for stage in STAGES
+    }
+    assert {entry.status.reason for entry in carol.stages.values()} == {why}
+    report = page_text((out / "report.html").read_text())
+    row = report[report.rindex("\ncarol-x\n") :].splitlines()[1 : 1 + len(STAGES) + 2]
+    assert row.count("0 – not submitted") == len(STAGES) and "could not be read" not in report
+    assert "Needs a look — 0 of 3 students" in report and "Every submission was graded normally." in report
+    feedback = page_text((out / "carol-x" / "feedback.html").read_text())  # dates read DATE
+    assert feedback.count("– not submitted\nno commit before DATE\n") == len(STAGES), feedback
+    assert "could not be read" not in feedback
+    # The terminal's table, printed again from the stored results (a second run reuses them).
+    command = [sys.executable, "-m", "autograder", "grade", str(folder), "--out", str(out), "--at", DEADLINE]
+    shown = subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "200"}
+    )
+    assert shown.returncode == 0, shown.stderr
+    line = next(line for line in shown.stdout.splitlines() if "carol-x" in line)
+    assert line.count("0 –") == len(STAGES) and "⊘" not in shown.stdout, shown.stdout
+    assert "– not submitted" in shown.stdout and "could not be read" not in shown.stdout
 
 
 @pytest.mark.parametrize(
@@ -233,11 +269,26 @@ def test_a_git_file_pointing_at_a_classmate_is_not_graded_on_their_commit(tmp_pa
     common.mkdir()
     git(common, "init", "-q")
     (common / ".git" / "commondir").write_text(str(honest / ".git") + "\n")
+    empty = classroom / "hw-nan"  # a repository with no commit at all: nothing handed in, not a git failure
+    empty.mkdir()
+    git(empty, "init", "-q")
+    broken = classroom / "hw-bea"  # its branch points at an object that is not there: a git failure
+    broken.mkdir()
+    git(broken, "init", "-q")
+    (broken / ".git" / "refs" / "heads" / git(broken, "symbolic-ref", "--short", "HEAD")).write_text("1" * 40 + "\n")
     out = tmp_path / "out"
     done = grade(classroom, out, "--at", DEADLINE)
     assert done.returncode == 0, done.stderr
     grades = read_grades(out)
     assert (grades["ada"]["01_rules"], grades["ada"]["05_winning_square"]) == ("10", "10")
+    # A git failure is "could not be read"; a repository that never had a commit handed nothing in.
+    records = {student: json.loads((out / student / "results.json").read_text()) for student in os.listdir(out)
+               if (out / student / "results.json").is_file()}  # fmt: skip
+    kinds = {student: {entry.status.kind for entry in from_json(record).stages.values()}
+             for student, record in records.items()}  # fmt: skip
+    assert kinds == {"ada": kinds["ada"], "nan": {StageKind.NOT_SUBMITTED},
+                     **dict.fromkeys(("eve", "lin", "bo", "co", "bea"), {StageKind.UNREADABLE})}  # fmt: skip
+    assert "bad object" in records["bea"]["output"] and f"no commit before {DEADLINE}" in records["nan"]["output"]
     for student, why in (
         ("eve", ".git is a file"),
         ("lin", ".git is a link"),

@@ -33,6 +33,7 @@ from autograder.grading.record import (
 )
 from autograder.outputs import stats
 from autograder.outputs.gradebook import Gradebook
+from autograder.outputs.report.views import class_report
 from autograder.outputs.results import from_json, json_text, submission_result, to_json, ungraded_result
 from tests.classes import grade, reference, starter, write_student
 
@@ -193,6 +194,7 @@ def test_who_needs_help_and_what_needs_a_look():
         ("hal", "all stages", StageKind.UNGRADED),
         ("ivy", RULES.id, StageKind.NO_LOAD),
     ]
+    assert stats.look_counts(stats.Facts(broken, [], [])) == (2, len(STAGES) + 1)  # hal's one row is every stage
     assert stats.number(12.5) == "12.5" and stats.number(12.0) == "12" and stats.number(57.46) == "57.5"
 
 
@@ -262,7 +264,8 @@ def test_each_student_lands_in_the_right_kind_and_section(graded_kinds):
     db.close()
     shown = subprocess_stats(out)
     assert shown.returncode == 0, shown.stderr
-    assert "Needs a look (8)" in shown.stdout and "returned None on boards won on a diagonal: 1" in shown.stdout
+    assert "Needs a look: 8 of 11 students (8 stages)" in shown.stdout
+    assert "returned None on boards won on a diagonal: 1" in shown.stdout
 
 
 def subprocess_stats(out: Path):
@@ -297,6 +300,30 @@ def test_the_gradebook_stores_kinds_and_mistakes_and_stats_reads_them(tmp_path):
     stored, made = stats.facts_from_gradebook(tmp_path / "gradebook.db"), stats.facts_of(results)
     assert stored.stages == made.stages and stored.mistakes == made.mistakes
     assert set(stored.tests) == set(made.tests)  # the gradebook keeps a stage's tests by check id
+
+
+def test_stats_counts_who_needs_a_look_in_students_of_the_class_and_in_stages(tmp_path):
+    """Does `autograde stats` count "Needs a look" as the report does (students, of the class), with the stages
+    beside it, rather than counting stages alone under the students' heading?"""
+    from autograder.grading.record import GradingParameters
+
+    parameters = GradingParameters("suite", "1", 60.0, "bubblewrap", "v2")
+    book = Gradebook(tmp_path / "gradebook.db")
+    run, results = book.start_run(parameters, "subs"), {}
+    for name in ("ann", "bob", "cy"):
+        stages = {stage.id: fail_all(stage, Outcome.MISSING, f"{stage.filename} was not submitted") for stage in STAGES}
+        if name == "ann":  # two stages that did not load: one student, two stages to look at
+            for stage in STAGES[:2]:
+                stages[stage.id] = fail_all(stage, Outcome.ERROR, f"{stage.filename}: SyntaxError", "import")
+        results[name] = submission_result(name, stages, ISOLATION, [], 1.0)
+        book.record(run, name, name, parameters, results[name])
+    book.close()
+    shown = subprocess_stats(tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "Needs a look: 1 of 3 students (2 stages)" in shown.stdout, shown.stdout
+    assert shown.stdout.count("does not load") == 2
+    report = class_report(results)  # the report's heading: "Needs a look — 1 of 3 students"
+    assert (report.look_students, len(report.students)) == (1, 3)
 
 
 def test_an_older_gradebook_gets_the_kinds_and_the_mistakes_table_when_opened(tmp_path):

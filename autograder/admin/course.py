@@ -15,6 +15,7 @@ from autograder.admin.roster import Roster, load_roster
 from autograder.admin.settings import DEFAULT_SETTINGS, CourseSettings
 from autograder.grading.record import FinalGrade, SubmissionResult
 from autograder.grading.shards import shard_of
+from autograder.outputs import clean_tree
 
 MAX_LISTED = 20  # names listed in one note
 
@@ -73,7 +74,9 @@ class Course:
         missing, _ = self.roster.compare(self.everyone or set(self.paths))
         if self.shard is not None:
             missing = [name for name in missing if shard_of(name, self.shard[1]) == self.shard[0]]
-        return {name: final_grade(None, self.settings, *self.overrides.for_student(name)) for name in missing}
+        finals = {name: final_grade(None, self.settings, *self.overrides.for_student(name)) for name in missing}
+        # cleaned as every graded result is (outputs.results.cleaned): its texts reach the pages and the gradebook
+        return {name: FinalGrade.from_dict(clean_tree(final.as_dict())) for name, final in finals.items()}
 
 
 def load_course(
@@ -83,13 +86,14 @@ def load_course(
     overrides: Path | None = None,
     everyone: list[str] | None = None,
     shard: tuple[int, int] | None = None,
+    folder_column: str | None = None,
 ) -> Course:
     """Read and check the three files; PolicyError, RosterError or OverridesError (one line each) before
     anything is graded.
 
     An extension or override must name a student of the roster when one is given, else of the class (everyone).
     """
-    loaded_roster = None if roster is None else load_roster(roster)
+    loaded_roster = None if roster is None else load_roster(roster, folder_column)
     loaded_policy = None if policy is None else load_policy(policy)
     loaded_overrides = NO_OVERRIDES if overrides is None else load_overrides(overrides)
     names = set(everyone) if everyone is not None else {name for name, _ in students}

@@ -18,6 +18,7 @@ from autograder.course.stages import STAGES
 from autograder.grading.record import Change, FinalGrade, Lateness, Regrade, StageGrade, SubmissionResult
 
 CENT = Decimal("0.01")
+CORE = {stage.id for stage in STAGES if not stage.bonus}
 ACTION_WORDS = {"excuse": "excused", "set": "set to", "adjust": "adjusted by"}
 
 
@@ -41,7 +42,7 @@ def final_grade(
         steps = (f"Could not be graded: {result.ungraded}. This is not a grade: the course staff will look.",)
         return FinalGrade("ungraded", 0.0, settings.possible, 0.0, 0.0, 0.0, 0.0, settings.bonus, steps, {}, regrades)
     stages = {stage.id: _stage_grade(stage, result, settings, changes.get(stage.id)) for stage in STAGES}
-    core = [grade for grade in stages.values() if grade.counted in ("core", "excused")]
+    core = [grade for grade in stages.values() if grade.counted in ("core", "excused") and grade.stage in CORE]
     counted = [grade for grade in core if grade.counted == "core"]
     raw = cents(sum(Decimal(str(grade.raw)) for grade in core))
     penalty = cents(sum(Decimal(str(grade.penalty)) for grade in core))

@@ -184,6 +184,7 @@ def entry_text(kind: str, fields: dict) -> str:
         elif isinstance(value, date):
             shown = value.isoformat()
         else:
-            shown = json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+            # A JSON string is a TOML basic string, but for DEL, which TOML wants escaped and JSON leaves as it is.
+            shown = json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
         lines.append(f"{key} = {shown}")
     return "\n".join(lines) + "\n"

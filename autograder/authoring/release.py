@@ -8,6 +8,10 @@ It never holds solutions/, the grader, its tests, nbgrader/ or examples/.
 The leak check (leaks(), run by every release) fails, naming file and line, when a released file contains
 a meaningful line of a reference solution's body, or a board that only the hidden checks use. Its board half
 (board_leaks) also guards the feedback `autograde publish` hands back.
+
+classroom.yml scores the stages the course assigns, so its total is out of the final grade's possible points;
+the bonus stages and unassigned ones run too, worth nothing there. `--policy FILE` reads which stages are
+assigned and the bonus rule from the course policy's [grade] table (the defaults without it).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.admin.settings import DEFAULT_SETTINGS, CourseSettings
 from autograder.authoring import build
 from autograder.authoring.markers import solution_body
 from autograder.course.checks.visible import examples
@@ -96,6 +101,18 @@ GRADER_STEP = """\
           command: python -m pytest assignments/{stage} -q
           timeout: {timeout}
           max-score: {points}"""
+# A stage the grade does not count here (a bonus stage, one the course has not assigned): its visible tests run
+# and say how they went in a notice on the run's page, worth no points. It is no runner of the reporter, which
+# would add its points to the maximum (any max-score above 0) or fail the whole check when it fails (any).
+SHOWN_STEP = """\
+      - name: {title}
+        timeout-minutes: {timeout}
+        run: |
+          if python -m pytest assignments/{stage} -q; then
+            echo "::notice title={stage}::{passing}"
+          else
+            echo "::notice title={stage}::{failing}"
+          fi"""
 CLASSROOM_WORKFLOW = ".github/workflows/classroom.yml"
 CLASSROOM_TIMEOUT_MINUTES = 5  # per stage; the visible tests of a correct stage take seconds
 
@@ -105,29 +122,55 @@ def classroom_runner(stage) -> str:
     return "stage" + stage.id.split("_", 1)[0]
 
 
-def classroom_workflow() -> str:
-    """GitHub Classroom's autograding workflow: one command grader per stage (its visible tests), then the
-    reporter, which reads each grader's result from the environment variable <STEP ID>_RESULTS."""
-    graders = "\n".join(
-        GRADER_STEP.format(
-            title=json.dumps(f"{stage.id} visible tests"),
-            runner=classroom_runner(stage),
-            test_name=json.dumps(f"{stage.id}: {stage.title}"),
-            stage=stage.id,
-            timeout=CLASSROOM_TIMEOUT_MINUTES,
-            points=stage.points,
-        )
-        for stage in STAGES
-    )
-    runner_ids = [classroom_runner(stage) for stage in STAGES]
+def not_scored(stage, settings: CourseSettings) -> str | None:
+    """How a stage counts when classroom.yml gives it no points, in the student's words; None when it is scored."""
+    counted = settings.counts(stage.id)
+    if counted == "core":
+        return None
+    if counted == "not assigned":
+        return "not assigned in this course: it counts for nothing"
+    if counted == "bonus off":
+        return "a bonus stage, not counted in this course"
+    if settings.bonus == "apart":
+        return "a bonus stage: the instructor's grader reports it apart from the grade"
+    cap = "" if settings.bonus_cap is None else f" (at most {float(settings.bonus_cap):g} points)"
+    return f"a bonus stage: extra credit in the instructor's final grade{cap}"
+
+
+def classroom_workflow(settings: CourseSettings = DEFAULT_SETTINGS) -> str:
+    """GitHub Classroom's autograding workflow: one command grader per assigned stage (its visible tests), then
+    the reporter, which reads each grader's result from the environment variable <STEP ID>_RESULTS, so its
+    maximum is the assigned stages' points (settings.possible). The other stages run as SHOWN_STEPs."""
+    steps, runner_ids = [], []
+    for stage in STAGES:
+        why = not_scored(stage, settings)
+        if why is None:
+            runner_ids.append(classroom_runner(stage))
+            step = GRADER_STEP.format(
+                title=json.dumps(f"{stage.id} visible tests"),
+                runner=runner_ids[-1],
+                test_name=json.dumps(f"{stage.id}: {stage.title}"),
+                stage=stage.id,
+                timeout=CLASSROOM_TIMEOUT_MINUTES,
+                points=stage.points,
+            )
+        else:
+            step = SHOWN_STEP.format(
+                title=json.dumps(f"{stage.id} visible tests (no points here)"),
+                stage=stage.id,
+                timeout=CLASSROOM_TIMEOUT_MINUTES,
+                passing=f"its visible tests pass; {why}",
+                failing=f"its visible tests do not pass yet; {why}",
+            )
+        steps.append(step)
     reporter_env = "\n".join(f"          {i.upper()}_RESULTS: ${{{{ steps.{i}.outputs.result }}}}" for i in runner_ids)
     template = (RELEASE_FILES / "classroom.yml").read_text()
-    filled = template.replace("{graders}", graders).replace("{reporter_env}", reporter_env)
-    return filled.replace("{runners}", ",".join(runner_ids))
+    filled = template.replace("{graders}", "\n".join(steps)).replace("{reporter_env}", reporter_env)
+    return filled.replace("{runners}", ",".join(runner_ids)).replace("{possible}", str(settings.possible))
 
 
-def released_files() -> dict[str, bytes]:
-    """Every file of the release, by its path inside OUT."""
+def released_files(settings: CourseSettings = DEFAULT_SETTINGS) -> dict[str, bytes]:
+    """Every file of the release, by its path inside OUT; settings: the course's, for classroom.yml's points."""
     files: dict[str, bytes] = {}
     assignments = ROOT / "assignments"
     for path in sorted(assignments.rglob("*")):
@@ -150,7 +193,7 @@ def released_files() -> dict[str, bytes]:
     files["requirements.txt"] = (RELEASE_FILES / "requirements.txt").read_bytes()
     files["pyproject.toml"] = (RELEASE_FILES / "pyproject.toml").read_bytes()
     files["check.py"] = (Path(__file__).parents[1] / "practice" / "check.py").read_bytes()
-    files[CLASSROOM_WORKFLOW] = classroom_workflow().encode()
+    files[CLASSROOM_WORKFLOW] = classroom_workflow(settings).encode()
     files["hint.py"] = (Path(__file__).parents[1] / "practice" / "hint.py").read_bytes()
     return files
 
@@ -316,8 +359,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="autograde release", description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="the folder to write the release into (new or empty)")
     parser.add_argument("--force", action="store_true", help="delete OUT first if it already holds files")
+    parser.add_argument(
+        "--policy", type=Path, help="the course policy: classroom.yml scores the stages its [grade] table assigns"
+    )
     args = parser.parse_args(argv)
     out: Path = args.out
+    settings = DEFAULT_SETTINGS
+    if args.policy is not None:
+        from autograder.admin.policy import PolicyError, load_policy
+
+        try:
+            settings = load_policy(args.policy).settings
+        except PolicyError as error:
+            print(f"autograde release: {error}", file=sys.stderr)
+            return 2
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         if not args.force:
             print(
@@ -329,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"autograde release: refusing to delete {out}: it is (or holds) the course itself", file=sys.stderr)
             return 2
         shutil.rmtree(out) if out.is_dir() else out.unlink()
-    files = released_files()
+    files = released_files(settings)
     problems = write_release(out, files)
     for problem in problems:
         print(f"leak: {problem}", file=sys.stderr)

@@ -1,15 +1,20 @@
-"""`autograde grading-workflow PATH`: write the GitHub Actions workflow that grades a class in shards and merges
-them, for the instructor's private grading repository (github_files/grade-class.yml; its comments say how)."""
+"""`autograde grading-workflow PATH`: write the GitHub Actions workflow that grades a class in shards with the
+course's policy, roster and overrides, merges them and exports the final grades for the LMS, for the instructor's
+private grading repository (github_files/grade-class.yml; its comments say how, docs/github-grading.md more)."""
 
 import argparse
 import sys
 from pathlib import Path
 
 WORKFLOW = Path(__file__).parent / "github_files" / "grade-class.yml"
+COURSE_FILES = ("course-policy.toml", "roster.csv", "course-overrides.toml")  # the workflow's env: POLICY, ROSTER...
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograde grading-workflow", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="autograde grading-workflow",
+        description="Write the GitHub Actions workflow that grades a class (grade-class.yml).",
+    )
     parser.add_argument("path", type=Path, help="where to write it, e.g. .github/workflows/grade-class.yml")
     parser.add_argument("--force", action="store_true", help="replace PATH if it exists")
     args = parser.parse_args(argv)
@@ -22,7 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         print(f"autograde grading-workflow: cannot write {args.path}: {error.strerror or error}", file=sys.stderr)
         return 2
-    print(f"Wrote {args.path}: add the secret CLASSROOM_TOKEN, then run it from the Actions tab.")
+    print(
+        f"Wrote {args.path}: add the secret CLASSROOM_TOKEN; commit {', '.join(COURSE_FILES)} at the repository's "
+        "root (each when the course has it); then run it from the Actions tab."
+    )
     return 0
 
 

@@ -110,9 +110,9 @@ def grade_submission(
             stages[stage.id] = kept[stage.id]
             continue
         if stage.id in submission.problems:
-            problem = submission.problems[stage.id]
+            missing = stage.id in submission.not_submitted
             stages[stage.id] = fail_all(
-                stage, Outcome.MISSING if "not submitted" in problem else Outcome.ERROR, problem
+                stage, Outcome.MISSING if missing else Outcome.ERROR, submission.problems[stage.id]
             )
             continue
         source = submission.sources[stage.id]
@@ -424,6 +424,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--policy", type=Path, help="the course policy (TOML): due dates, late penalty, extensions")
     parser.add_argument("--roster", type=Path, help="the class roster (CSV: folder,id,name,email,section)")
     parser.add_argument(
+        "--folder-column",
+        metavar="NAME",
+        help="the roster column naming each submission folder (default: folder; SIS Login ID in a Canvas export)",
+    )
+    parser.add_argument(
         "--overrides", type=Path, help="the instructor's changes and regrade outcomes (TOML; `autograde override`)"
     )
     parser.add_argument(
@@ -493,7 +498,9 @@ def _grade_class(args, stop: threading.Event) -> int:
     everyone = [name for name, _ in students]
     students, notes = shards.select(students, notes, args.shard)
     try:
-        course = load_course(args.policy, args.roster, students, args.overrides, everyone, args.shard)
+        course = load_course(
+            args.policy, args.roster, students, args.overrides, everyone, args.shard, args.folder_column
+        )
     except (PolicyError, RosterError, OverridesError, OSError) as error:
         return _fail(str(error))
     try:

@@ -55,6 +55,8 @@ class Submission:
     student: str
     sources: dict[str, Source] = field(default_factory=dict)  # stage id -> its source
     problems: dict[str, str] = field(default_factory=dict)  # stage id -> why it cannot be graded
+    # Of those, the stages of which nothing was handed in (not submitted, as against handed in but unreadable).
+    not_submitted: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)  # about the submission as a whole
     files_hash: str = ""
     renamed: dict[str, tuple[str, str]] = field(default_factory=dict)  # stage id -> (name found, name it should have)
@@ -230,6 +232,7 @@ def _unreadable(submission: Submission, reason: str) -> Submission:
     submission.sources = {}
     submission.notes = [reason]
     submission.problems = {stage.id: reason for stage in STAGES}
+    submission.not_submitted = set()
     submission.files_hash = hashlib.sha256(reason.encode()).hexdigest()
     return submission
 
@@ -284,6 +287,7 @@ def _read_stage(submission: Submission, tree: Tree, root: tuple[str, ...], stage
         _read_near_miss(submission, tree, root, stage, digest, *found[0])
     elif stage.id not in submission.problems:
         submission.problems[stage.id] = f"{stage.filename} was not submitted"
+        submission.not_submitted.add(stage.id)
 
 
 def _read_near_miss(submission: Submission, tree: Tree, root: tuple, stage: Stage, digest, shown: str, should: str):

@@ -398,7 +398,7 @@ def needs_a_look(facts: Facts) -> list[Look]:
     """
     by_student: dict[str, list[StageFact]] = defaultdict(list)
     for fact in facts.stages:
-        if fact.kind.needs_look or fact.look:
+        if _needs_look(fact):
             by_student[fact.student].append(fact)
     looks = []
     for student, found in sorted(by_student.items()):
@@ -407,6 +407,16 @@ def needs_a_look(facts: Facts) -> list[Look]:
             continue
         looks += [Look(student, f.stage, f.kind, _look_reason(f)) for f in found]
     return looks
+
+
+def look_counts(facts: Facts) -> tuple[int, int]:
+    """How many students need a look, and how many of their stages (a row for all stages counts each of them)."""
+    found = [fact.student for fact in facts.stages if _needs_look(fact)]
+    return len(set(found)), len(found)
+
+
+def _needs_look(fact: StageFact) -> bool:
+    return fact.kind.needs_look or bool(fact.look)
 
 
 def _look_reason(fact: StageFact) -> str:
@@ -428,12 +438,15 @@ def print_stats(facts: Facts, console=None) -> None:
     students = len({fact.student for fact in facts.stages})
     console.print(f"[bold]{students} students[/]")
     looks = needs_a_look(facts)
-    table = Table(title=f"Needs a look ({len(looks)})", title_justify="left")
+    looked, stages = look_counts(facts)
+    # Counted as the report counts it: students, of the class; and the stages, as a row may stand for all of them.
+    title = f"Needs a look: {looked} of {students} students ({stages} {'stage' if stages == 1 else 'stages'})"
+    table = Table(title=title, title_justify="left")
     for column in ("student", "stage", "what", "reason"):
         table.add_column(column, overflow="fold")
     for look in looks:
         table.add_row(escape(look.student), look.stage, look.kind.label, escape(look.reason))
-    console.print(table if looks else "Needs a look: nothing, every submission was graded normally.")
+    console.print(table if looks else f"Needs a look: 0 of {students} students. Every submission was graded normally.")
     helped = needs_help(facts)
     console.print(f"\n[bold]Who needs help[/] ({len(helped)} of {students} students): {HELP_RULE}.")
     for entry in helped:

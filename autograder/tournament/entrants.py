@@ -8,8 +8,15 @@ where) and their choose_move elsewhere, since quickest_move is only asked about 
 A student's function runs only through practice/players.Student: one sandboxed run per request with the
 grader's limits, the move judged here. Its answer about a board is kept for the whole tournament, and so is a
 failure: a board that made a player crash, time out or play an illegal move loses every game that reaches it,
-without running it again. A player that cannot even start (missing, not written, does not load, hangs on the
-first board) forfeits all its games.
+without running it again.
+
+A student none of whose players can start did not enter: neither stage 4 nor stage 3 was submitted, both are the
+starter as released, or neither loads and answers a first board (it crashes, hangs or is not written). Such a
+student plays no game and is not ranked; the page lists them apart, under "Did not enter", with the reason. That
+is the rule rather than letting such a player play and forfeit every game: it ranked students who never played,
+gave free wins to everyone they met, and when two of them met, the one who moved second was credited with a win.
+So a forfeit is only ever a player's own, during a game it started: it loses that game, and only its opponent,
+who played, is credited with the win.
 """
 
 import contextlib
@@ -20,6 +27,7 @@ from dataclasses import dataclass, field
 from autograder.course.checks.visible import examples
 from autograder.course.oracle import oracle
 from autograder.course.stages import STAGE_BY_ID, STAGE_BY_MODULE
+from autograder.grading.judge import is_starter
 from autograder.grading.submissions import read_student
 from autograder.practice.players import Perfect, RandomPlayer, Stop, Student
 from autograder.tournament.classic import classic_move
@@ -28,7 +36,7 @@ CHOOSE_MOVE_MODULES = ("memoization", "minimax")  # the stage 4 player first, el
 
 
 class Forfeit(Exception):
-    """A player lost a game by what it did: crashed, timed out, returned an illegal move, or could not start."""
+    """A player lost a game by what it did: crashed, timed out or returned an illegal move."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
@@ -42,13 +50,10 @@ class Entrant:
     name: str
     plays: str
     student: str | None = None  # the submission it came from; None for a reference player
-    disqualified: str | None = None  # why it forfeits every game, when it could not start
     failures: dict[str, str] = field(default_factory=dict)  # board -> why the player lost there
 
     def move(self, board: list[str], rng: random.Random) -> int:
         """The square played on board; raises Forfeit."""
-        if self.disqualified:
-            raise Forfeit(self.disqualified)
         key = "".join(board)
         if key in self.failures:
             raise Forfeit(self.failures[key])
@@ -60,6 +65,14 @@ class Entrant:
 
     def _move(self, board: list[str], rng: random.Random) -> int:
         raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Absent:
+    """A student who did not enter: no player of theirs could start. They play no game and are not ranked."""
+
+    student: str
+    reason: str
 
 
 class RandomEntrant(Entrant):
@@ -121,8 +134,11 @@ def references() -> list[Entrant]:
     ]
 
 
-def started(module: str, path, time_limit: float) -> tuple[Student | None, str]:
-    """A started player of the student's module, or None and why it cannot play."""
+def started(module: str, path, time_limit: float, source: str) -> tuple[Student | None, str]:
+    """A started player of the student's module (source: its text as submitted), or None and why it cannot play."""
+    stage = STAGE_BY_MODULE[module]
+    if is_starter(stage, source):
+        return None, f"{stage.filename} of stage {int(stage.id[:2])} is the starter, left as is"
     player = Student(module, path, time_limit)
     try:
         with quiet():
@@ -148,33 +164,32 @@ def answers_the_examples(player: Student) -> bool:
     return True
 
 
-def student_entrants(name: str, path, time_limit: float) -> tuple[list[Entrant], list[str]]:
-    """The players one submission enters, and notes about what it could not enter."""
+def student_entrants(name: str, path, time_limit: float) -> tuple[list[Entrant], list[str], Absent | None]:
+    """The players one submission enters, notes about what it could not enter, and why it did not enter at all
+    (then there are no players)."""
     submitted = read_student(name, path).sources  # the grader's reader: links, caps, zips and notebooks
     modules = [module for module in CHOOSE_MOVE_MODULES if STAGE_BY_MODULE[module].id in submitted]
     if not modules:
-        why = "neither stage 4 nor stage 3 was submitted"
-        return [StudentEntrant(name, "nothing", student=name, player=None, disqualified=why)], [f"{name}: {why}"]
+        return [], [], Absent(name, "neither stage 4 nor stage 3 was submitted")
     reasons = []
     for module in modules:
-        player, why = started(module, path, time_limit)
+        player, why = started(module, path, time_limit, submitted[STAGE_BY_MODULE[module].id].text)
         if player is not None:
             main = StudentEntrant(name, f"{module}.choose_move", student=name, player=player)
             break
         reasons.append(why)
     else:
-        # Still in the table, so that the class sees every student, forfeiting with the reason.
-        main = StudentEntrant(name, f"{modules[-1]}.choose_move", student=name, player=None, disqualified=reasons[-1])
-        return [main], [f"{name}: no player could start: {reasons[-1]}"]
+        return [], [], Absent(name, "; ".join(reasons))
     notes = [f"{name}: plays stage 3's choose_move, as stage 4's cannot play: {reasons[0]}"] if reasons else []
-    if STAGE_BY_MODULE["quickest_move"].id not in submitted:
-        return [main], notes
-    quick, why = started("quickest_move", path, time_limit)
+    quickest = STAGE_BY_MODULE["quickest_move"].id
+    if quickest not in submitted:
+        return [main], notes, None
+    quick, why = started("quickest_move", path, time_limit, submitted[quickest].text)
     if quick is None:
-        return [main], [*notes, f"{name}: quickest_move not entered: {why}"]
+        return [main], [*notes, f"{name}: quickest_move not entered: {why}"], None
     if not answers_the_examples(quick):
-        return [main], [*notes, f"{name}: quickest_move not entered: it gets a worked example of stage 7 wrong"]
+        return [main], [*notes, f"{name}: quickest_move not entered: it gets a worked example of stage 7 wrong"], None
     entrant = QuickestEntrant(
         f"{name} (quickest)", f"quickest_move, else {main.plays}", student=name, quickest=quick, fallback=main
     )
-    return [main, entrant], notes
+    return [main, entrant], notes, None

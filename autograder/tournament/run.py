@@ -2,9 +2,11 @@
 
     autograde tournament SUBMISSIONS --out OUT [--seed 1] [--openings 6] [--time-limit 5]
 
-Writes OUT/tournament.html (the table, which players never lost, the shortest win each found, and the first
-game each lost with the reason) and OUT/tournament.json (every game), and prints the table. The same class,
-seed and options give the same files. OUT may be the folder `autograde grade` wrote: only these two files are
+Writes OUT/tournament.html (the table, which players never lost, the shortest win each found, the first game
+each lost with the reason, and the students who did not enter with theirs) and OUT/tournament.json (every game),
+and prints the table. A student none of whose players could start did not enter (entrants.py): they play no
+game, are not in the table and are listed apart with the reason. The same class, seed and options give the same
+files. OUT may be the folder `autograde grade` wrote: only these two files are
 touched, and the class report links the page the next time `autograde grade` writes it.
 """
 
@@ -22,7 +24,7 @@ from autograder.grading.submissions import ClassError, find_class
 from autograder.outputs import clean_line, uncreatable, write_atomically
 from autograder.outputs.folders import blocked_output
 from autograder.outputs.report.pages import environment
-from autograder.tournament.entrants import Entrant, references, student_entrants
+from autograder.tournament.entrants import Absent, Entrant, references, student_entrants
 from autograder.tournament.games import Game, Standing, balanced_openings, openings, play, schedule, standings
 
 DEFAULT_OPENINGS = 6
@@ -62,17 +64,19 @@ def parse(argv):
 
 
 def run(submissions: Path, seed: int, count: int, time_limit: float, out: Path | None = None):
-    """(entrants, games, standings, notes) of one tournament."""
+    """(entrants, openings, games, standings, notes, absent) of one tournament; absent: who did not enter."""
     found = find_class(submissions, out)
     students, notes = found.students, list(found.notes)
     entrants: list[Entrant] = references()
+    absent: list[Absent] = []
     for name, path in students:
-        joined, why = student_entrants(name, path, time_limit)
+        joined, why, missing = student_entrants(name, path, time_limit)
         entrants += joined
         notes += why
+        absent += [missing] if missing else []
     chosen = openings(seed, count)
     games = [play(game, entrants[game.x], entrants[game.o], seed) for game in schedule(entrants, chosen)]
-    return entrants, chosen, games, standings(entrants, games), notes
+    return entrants, chosen, games, standings(entrants, games), notes, absent
 
 
 def game_json(game: Game, entrants: list[Entrant]) -> dict:
@@ -86,7 +90,7 @@ def game_json(game: Game, entrants: list[Entrant]) -> dict:
     }
 
 
-def to_json(seed: int, chosen: list[str], time_limit: float, entrants, games, table: list[Standing]) -> str:
+def to_json(seed: int, chosen: list[str], time_limit: float, entrants, games, table: list[Standing], absent) -> str:
     data = {
         "seed": seed,
         "openings": chosen,
@@ -105,10 +109,10 @@ def to_json(seed: int, chosen: list[str], time_limit: float, entrants, games, ta
                 if row.average_plies_to_win is None
                 else round(row.average_plies_to_win, 2),
                 "never_lost": row.never_lost,
-                "disqualified": row.entrant.disqualified,
             }
             for row in table
         ],
+        "did_not_enter": [{"student": entry.student, "reason": entry.reason} for entry in absent],
         "games": [game_json(game, entrants) for game in games],
     }
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
@@ -135,7 +139,7 @@ def shown_game(game: Game, entrants: list[Entrant]) -> dict:
     }
 
 
-def page_html(seed: int, chosen: list[str], time_limit: float, entrants, table: list[Standing], notes) -> str:
+def page_html(seed: int, chosen: list[str], time_limit: float, entrants, table: list[Standing], notes, absent) -> str:
     rows = [
         {
             "name": row.entrant.name,
@@ -148,7 +152,6 @@ def page_html(seed: int, chosen: list[str], time_limit: float, entrants, table: 
             "forfeits": row.forfeits,
             "plies": "–" if row.average_plies_to_win is None else f"{row.average_plies_to_win:.1f}",
             "never_lost": row.never_lost,
-            "disqualified": row.entrant.disqualified and clean_line(row.entrant.disqualified, 600),
             "shortest": row.shortest_win and shown_game(row.shortest_win, entrants),
             "first_loss": row.lost and shown_game(row.lost[0], entrants),
         }
@@ -164,11 +167,12 @@ def page_html(seed: int, chosen: list[str], time_limit: float, entrants, table: 
             games=sum(row.wins + row.draws + row.losses for row in table) // 2,
             time_limit=f"{time_limit:g}",
             notes=[clean_line(note, 600) for note in notes],
+            absent=[{"student": entry.student, "reason": clean_line(entry.reason, 600)} for entry in absent],
         )
     )
 
 
-def print_table(table: list[Standing], games: int) -> None:
+def print_table(table: list[Standing], games: int, absent: list[Absent]) -> None:
     console = Console(highlight=False, width=max(100, Console().width))
     grid = Table(title=f"Tournament: {games} games", caption="plies/win: marks on the board when it won")
     grid.add_column("player", overflow="fold")
@@ -190,6 +194,10 @@ def print_table(table: list[Standing], games: int) -> None:
         grid.add_row(*(str(cell) for cell in cells))
     # Names come from folder names: printed as text, never as rich markup.
     console.print(grid, markup=False)
+    if absent:
+        console.print(f"Did not enter ({len(absent)}): they played no game and are not ranked.", markup=False)
+    for entry in absent:
+        console.print(f"  {clean_line(entry.student, 80)}: {clean_line(entry.reason, 600)}", markup=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,18 +213,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"autograde tournament: {error}", file=sys.stderr)
         return 2
     try:
-        entrants, chosen, games, table, notes = run(
+        entrants, chosen, games, table, notes, absent = run(
             args.submissions, args.seed, args.openings, args.time_limit, args.out
         )
     except ClassError as error:
         print(f"autograde tournament: {error}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    write_atomically(args.out / "tournament.json", to_json(args.seed, chosen, args.time_limit, entrants, games, table))
+    data = to_json(args.seed, chosen, args.time_limit, entrants, games, table, absent)
+    write_atomically(args.out / "tournament.json", data)
     page = args.out / "tournament.html"
-    write_atomically(page, page_html(args.seed, chosen, args.time_limit, entrants, table, notes))
+    write_atomically(page, page_html(args.seed, chosen, args.time_limit, entrants, table, notes, absent))
     for note in notes:
         print(clean_line(note, 600))
-    print_table(table, len(games))
+    print_table(table, len(games), absent)
     print(f"wrote {page}")
     return 0

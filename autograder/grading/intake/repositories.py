@@ -95,18 +95,27 @@ def parse_at(text: str) -> tuple[datetime | None, str | None]:
 
 
 def commit_at(git_dir: Path, moment: datetime) -> Commit | None:
-    """The last commit of HEAD's history whose committer date is at or before moment, or None (git_dir: a snapshot)."""
+    """The last commit of HEAD's history whose committer date is at or before moment, or None when there is none,
+    or no commit at all (git_dir: a snapshot). Raises GitError when git fails on the history."""
+    if unborn(git_dir):
+        return None
     stamp = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
-    try:
-        line = git_output(git_dir, "log", "-1", f"--before={stamp}", "--format=%H %cI", "HEAD", "--")
-    except GitError as error:
-        if "does not have any commits" in str(error) or "unknown revision" in str(error):
-            return None  # an empty repository
-        raise
+    line = git_output(git_dir, "log", "-1", f"--before={stamp}", "--format=%H %cI", "HEAD", "--")
     if not line.strip():
         return None
     commit, time = line.decode().split()
     return Commit(commit, time)
+
+
+def unborn(git_dir: Path) -> bool:
+    """Does HEAD name a branch that does not exist yet: a repository that never had a commit (git_dir: a snapshot,
+    whose HEAD git_snapshot checked is a branch or a commit)? Such a HEAD is not a git failure; a branch that exists
+    but points at a missing object is, and git log says so."""
+    head = (git_dir / "HEAD").read_bytes().strip()
+    if not head.startswith(b"ref: "):
+        return False  # a commit's hash: a detached HEAD
+    branch = head.removeprefix(b"ref: ")
+    return branch not in git_output(git_dir, "for-each-ref", "--format=%(refname)", branch.decode()).split()
 
 
 def copy_stage_files(git_dir: Path, commit: str, folder: Path) -> None:
@@ -171,25 +180,28 @@ def read_blobs(git_dir: Path, wanted: list[tuple[Path, str, int]], total: int) -
 def read_at(name: str, path: Path, moment: datetime) -> tuple[Submission, Commit | None]:
     """A student's stage sources as their repository held them at moment, and the commit they came from.
 
-    Never raises for anything the repository holds: no commit before moment, or a git failure, becomes the
-    reason every stage gets zero.
+    Never raises for anything the repository holds. No commit at or before moment means nothing was handed in by
+    then: every stage is not submitted, with that reason. A git failure means the repository could not be read:
+    every stage is unreadable, with git's reason. Either way every stage gets zero.
     """
     try:
         with snapshot(path) as git_dir:
             commit = commit_at(git_dir, moment)
             if commit is None:
-                return _unreadable(name, f"no commit before {moment.isoformat()}"), None
+                return _nothing(name, f"no commit before {moment.isoformat()}", not_submitted=True), None
             with tempfile.TemporaryDirectory(prefix="autograde-at-") as scratch:
                 folder = Path(scratch) / path.name
                 folder.mkdir()
                 copy_stage_files(git_dir, commit.hash, folder)
                 return read_student(name, folder), commit
     except (GitError, OSError, ValueError) as error:
-        return _unreadable(name, f"{path.name} could not be read as a git repository: {error}"), None
+        return _nothing(name, f"{path.name} could not be read as a git repository: {error}"), None
 
 
-def _unreadable(name: str, reason: str) -> Submission:
+def _nothing(name: str, reason: str, not_submitted: bool = False) -> Submission:
+    """A submission with no stage to grade, every stage for reason: not submitted, or else unreadable."""
     reason = note(reason)
     problems = {stage.id: reason for stage in STAGES}
     digest = hashlib.sha256(reason.encode()).hexdigest()
-    return Submission(student=name, problems=problems, notes=[reason], files_hash=digest)
+    absent = set(problems) if not_submitted else set()
+    return Submission(student=name, problems=problems, not_submitted=absent, notes=[reason], files_hash=digest)

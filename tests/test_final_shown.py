@@ -251,7 +251,12 @@ def test_a_student_zeroed_for_lateness_shows_zero_not_a_green_60(course):
     grade = pages.table(pages.section(report(out), "students"))["alan"][GRADE_COLUMN]
     assert grade.text.split()[0] == "0" and "zero" in grade.classes and not {"full", "part"} & grade.classes
     assert "hsl(0," in re.search(r'<td class="num grade zero" style="([^"]+)"', report(out)).group(1)
-    assert "Your grade: 0 of 85" in pages.text(feedback(out, "alan"))
+    page = feedback(out, "alan")
+    assert "Your grade: 0 of 85" in pages.text(page)
+    # The strip under the heading says what each stage counts: 01-04 are 0 (late), not four green chips.
+    chips = re.findall(r'<a class="(\w+)" href="#stage-(\w+)">\w+<b>([^<]*)</b>(?:<small>([^<]*)</small>)?', page)
+    assert chips[:4] == [("zero", stage_id, f"0 / {STAGE_BY_ID[stage_id].points}", "late") for stage_id in ASSIGNED[:4]]
+    assert chips[6] == ("neutral", "07_quickest_move", "0 / 15", "not counted")
     assert terminal(out)["alan"][-1] == "0"
 
 
@@ -402,7 +407,7 @@ def test_stats_lists_the_same_students_who_need_help_as_the_report(course):
     shown = subprocess.run([sys.executable, "-m", "autograder", "stats", str(out)], cwd=ROOT, capture_output=True,
                            text=True, timeout=120, env={"COLUMNS": "400", "PATH": "/usr/bin:/bin"})  # fmt: skip
     assert shown.returncode == 0, shown.stderr
-    assert "8 students" in shown.stdout and "Who needs help (4 of 8 students)" in shown.stdout
+    assert "8 students" in shown.stdout and "Who needs help: 4 of 8 students." in shown.stdout
     listed = [line.strip() for line in shown.stdout.splitlines() if line.startswith("  ")]
     assert listed[:4] == [
         "alan: late: −60 of 60 raw points (zeroed); far below the class: 0 of 85 (class median 63)",

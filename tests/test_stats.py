@@ -423,5 +423,5 @@ def test_stats_reads_the_final_grades_and_the_absent_students_from_the_gradebook
     ]
     shown = subprocess_stats(tmp_path)
     assert shown.returncode == 0, shown.stderr
-    assert "4 students" in shown.stdout and "Who needs help (2 of 4 students)" in shown.stdout
+    assert "4 students" in shown.stdout and "Who needs help: 2 of 4 students." in shown.stdout
     assert "  dee: in the roster, no submission" in shown.stdout

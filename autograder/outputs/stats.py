@@ -448,7 +448,7 @@ def print_stats(facts: Facts, console=None) -> None:
         table.add_row(escape(look.student), look.stage, look.kind.label, escape(look.reason))
     console.print(table if looks else f"Needs a look: 0 of {students} students. Every submission was graded normally.")
     helped = needs_help(facts)
-    console.print(f"\n[bold]Who needs help[/] ({len(helped)} of {students} students): {HELP_RULE}.")
+    console.print(f"\n[bold]Who needs help: {len(helped)} of {students} students[/]. Listed: {HELP_RULE}.")
     for entry in helped:
         console.print(f"  {escape(entry.student)}: {escape(help_text(entry))}")
     for stage in wrong_by_stage(facts):

@@ -31,7 +31,7 @@ from autograder.outputs.gradesheet import points  # penalties keep their two dec
 from autograder.outputs.stats import number
 
 ORDINARY_KINDS = (StageKind.FULL, StageKind.WRONG)  # the score says it all: no word beside it
-ACTION_WORDS = {"excuse": "excused", "set": "set to", "adjust": "adjusted by"}
+ACTION_WORDS = {"excuse": "excused", "set": "set to", "adjust": "adjusted by"}  # a Change's action, as its steps say
 HIDDEN_NOTE = "Details are shown after the grades are published."
 FULL_SANDBOX = "bubblewrap"
 
@@ -64,7 +64,7 @@ class Cell(Score):
     kind: StageKind = StageKind.WRONG
     reason: str = ""
     counted: str = "core"  # StageGrade.counted: "not assigned" and "bonus off" are shown as not counted
-    change: str = ""  # the instructor's change to it, in words ("excused: medical note"), or ""
+    change: str = ""  # the instructor's change to it, in words ("excused (medical note)"), or ""
 
     @property
     def neutral(self) -> bool:
@@ -90,7 +90,7 @@ class GradeCell:
 
     score: the final points out of the possible ones, None when there is no grade (not graded, not submitted,
     every stage excused: word says which); raw: the raw points of the assigned stages, shown beside it when they
-    differ; why: what made the difference, short ("late −40; 03_minimax excused"); steps: every step, the tooltip.
+    differ; why: what made the difference, short ("late −40; 03 excused"); steps: every step, the tooltip.
     """
 
     score: Score | None
@@ -272,6 +272,8 @@ class StageSection:
     hints: tuple[str, ...]  # Markdown, shown only without full marks
     counted: str = "core"  # StageGrade.counted; "not assigned" and "bonus off" are shown as not counted
     counts: str = ""  # how the stage counts in the grade, when that is not simply its score, in words
+    chip: Score | None = None  # what the stage counts in the grade (after lateness and changes), for the strip
+    chip_note: str = ""  # why that differs from its score: "late", "changed"
 
     @property
     def neutral(self) -> bool:
@@ -402,6 +404,7 @@ def grade_cell(result: SubmissionResult) -> GradeCell:
 
 
 def final_cell(final: FinalGrade) -> GradeCell:
+    """The grade cell of a final grade: its points, or the word for its status when it is no grade."""
     steps = " ".join(final.steps)
     if final.status != "graded":
         word = {"ungraded": "not graded"}.get(final.status, final.status)  # "not submitted", "excused"
@@ -498,7 +501,7 @@ def class_report(
     rows = [
         StudentRow(
             name,
-            feedback_href(name, folders),
+            href[name],
             [_cell(results[name], stage) for stage in CORE_STAGES],
             grade_cell(results[name]),
             _late_summary(results[name]),
@@ -517,7 +520,7 @@ def class_report(
         for name in everyone
     ]
     finals = [results[name].final for name in graded if results[name].final] + list(absent.values())
-    possible = Counter(final.possible for final in finals).most_common(1)[0][0] if finals else TOTAL_POINTS
+    possible = _most_common([final.possible for final in finals], TOTAL_POINTS)  # the course's: the same for all
     grades = [grade for name in graded if (grade := _grade_points(results[name])) is not None]
     facts = stats.facts_of(results, absent)
     looks = [
@@ -568,8 +571,12 @@ def class_report(
         untimed_looks=len(untimed),
         changes=[row for name in everyone for row in change_rows(name, final_of[name])],
         regrades=[row for name in everyone for row in regrade_rows(name, final_of[name])],
-        bonus_rule=Counter(final.bonus_rule for final in finals).most_common(1)[0][0] if finals else "",
+        bonus_rule=_most_common([final.bonus_rule for final in finals], ""),
     )
+
+
+def _most_common(values: list, default):
+    return Counter(values).most_common(1)[0][0] if values else default
 
 
 def _headline(graded: int, without: int) -> str:
@@ -633,7 +640,15 @@ def _section(stage_id: str, entry: StageResult, show_hidden: bool, final: FinalG
         hints=stage.hints if stage and score.score < score.max_score and not neutral else (),
         counted=counted,
         counts="" if grade is None or final is None else _counts(grade, final),
+        chip=Score(grade.points, grade.possible) if grade is not None and not neutral else score,
+        chip_note=_chip_note(grade) if grade is not None and not neutral else "",
     )
+
+
+def _chip_note(grade: StageGrade) -> str:
+    if grade.changes:
+        return "changed"
+    return "late" if grade.penalty else ""
 
 
 def _counts(grade: StageGrade, final: FinalGrade) -> str:

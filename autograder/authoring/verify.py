@@ -86,6 +86,13 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as error:
             parser.error(str(error))
         return mutants.run(stages, args.jobs)
+    from autograder.course.pieces import missing_pieces
+
+    incomplete = [(stage.id, line) for stage in STAGES for line in missing_pieces(stage)]
+    for stage_id, line in incomplete:  # a stage half added: say the piece, before grading trips on it
+        print(f"{stage_id}: missing {line}")
+    if incomplete:
+        return 1
     graded = grade_course(args.jobs)
     surprises = 0
     print(f"{'stage':<18} {'submission':<28} {'points':>9}  verdict")

@@ -114,6 +114,10 @@ class Oracle:
             if board[square] == " " and self.winner(board[:square] + (mark,) + board[square + 1 :]) == mark
         }
 
+    def winning_square_answers(self, board, mark: str) -> set[int]:
+        """winning_square's right answers: every winning square, or -1 when there is none."""
+        return self.winning_squares(board, mark) or {-1}
+
     def quick_score(self, board) -> int:
         return self.quick.quick_score(list(board))
 

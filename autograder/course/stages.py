@@ -11,16 +11,47 @@ SOLUTIONS = ROOT / "solutions"
 ASSIGNMENTS = ROOT / "assignments"
 
 
+# What an answer must be before it can be right or wrong, by rule (grading/judging.py checks each rule):
+RETURN_RULES = (
+    "one of",  # one of Function.allowed, compared by type and value
+    "int",  # an int (not a bool)
+    "empty square",  # an int from 0 to 8 naming an empty square of the board given
+    "empty square or -1",  # the same, or -1 for "none"
+    "tally",  # a list (or tuple) of three ints
+    "squares",  # a list (or tuple) of ints from 0 to 8
+    "eight boards",  # a list of 8 lists of 9 squares
+    "board string",  # a str of 9 characters
+)
+
+
+@dataclass(frozen=True)
+class Function:
+    """One function of the student contract, as the generic grading code needs to know it."""
+
+    name: str
+    oracle: str  # the course/oracle.py Oracle method giving its right answer (or the set of them) for the same args
+    returns: str  # one of RETURN_RULES
+    allowed: tuple = ()  # "one of": the values an answer may take
+    slow: bool = False  # a call may search the whole game tree: each gets its own CPU budget (plan.CALL_SECONDS)
+    wrong: str = ""  # how the class statistics name a wrong answer ("" : "returned <the value>")
+
+
 @dataclass(frozen=True)
 class Stage:
     id: str  # the stage folder, e.g. "01_rules"
     title: str
     module: str  # the module the student completes, without ".py"
-    functions: tuple[str, ...]  # the functions of the student contract, in teaching order
+    checks: str  # its hidden checks: the module of autograder/course/checks/ that defines checks(oracle)
+    contract: tuple[Function, ...]  # the functions of the student contract, in teaching order
     points: int
     stars: int  # 0 for the core lessons, 1 to 3 for the challenges
     hints: tuple[str, ...]
     bonus: bool = False  # worth bonus points, reported after the core total (see BONUS_STAGES_ON)
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """The contract's function names, in teaching order."""
+        return tuple(function.name for function in self.contract)
 
     @property
     def filename(self) -> str:
@@ -48,7 +79,11 @@ STAGES: tuple[Stage, ...] = (
         id="01_rules",
         title="The rules: who has won, whose turn is it",
         module="rules",
-        functions=("winner", "to_move"),
+        checks="s01_rules",
+        contract=(
+            Function("winner", "winner", "one of", ("X", "O", None)),
+            Function("to_move", "to_move", "one of", ("X", "O")),
+        ),
         points=10,
         stars=0,
         hints=(
@@ -61,7 +96,8 @@ STAGES: tuple[Stage, ...] = (
         id="02_count_games",
         title="Counting games: the size of the game tree",
         module="count_games",
-        functions=("count_games",),
+        checks="s02_count_games",
+        contract=(Function("count_games", "count_games", "int", slow=True, wrong="returned a wrong count"),),
         points=10,
         stars=0,
         hints=(
@@ -74,7 +110,11 @@ STAGES: tuple[Stage, ...] = (
         id="03_minimax",
         title="Minimax: perfect play",
         module="minimax",
-        functions=("score", "choose_move"),
+        checks="s03_minimax",
+        contract=(
+            Function("score", "score", "int", slow=True),
+            Function("choose_move", "best_moves", "empty square", slow=True, wrong="chose a square that is not best"),
+        ),
         points=20,
         stars=0,
         hints=(
@@ -87,7 +127,11 @@ STAGES: tuple[Stage, ...] = (
         id="04_memoization",
         title="Memoization: remember what you have scored",
         module="memoization",
-        functions=("score", "choose_move"),
+        checks="s04_memoization",
+        contract=(
+            Function("score", "score", "int", slow=True),
+            Function("choose_move", "best_moves", "empty square", slow=True, wrong="chose a square that is not best"),
+        ),
         points=20,
         stars=0,
         hints=(
@@ -100,7 +144,8 @@ STAGES: tuple[Stage, ...] = (
         id="05_winning_square",
         title="Challenge: win in one move",
         module="winning_square",
-        functions=("winning_square",),
+        checks="s05_winning_square",
+        contract=(Function("winning_square", "winning_square_answers", "empty square or -1"),),
         points=10,
         stars=1,
         hints=(
@@ -112,7 +157,8 @@ STAGES: tuple[Stage, ...] = (
         id="06_count_results",
         title="Challenge: who wins the games?",
         module="count_results",
-        functions=("count_results",),
+        checks="s06_count_results",
+        contract=(Function("count_results", "count_results", "tally", slow=True, wrong="returned a wrong count"),),
         points=15,
         stars=2,
         hints=(
@@ -125,7 +171,12 @@ STAGES: tuple[Stage, ...] = (
         id="07_quickest_move",
         title="Challenge: the quickest win",
         module="quickest_move",
-        functions=("quickest_move",),
+        checks="s07_quickest_move",
+        contract=(
+            Function(
+                "quickest_move", "quickest_moves", "empty square", slow=True, wrong="chose a square that is not best"
+            ),
+        ),
         points=15,
         stars=3,
         hints=(
@@ -144,7 +195,12 @@ BONUS_STAGES: tuple[Stage, ...] = (
         id="08_alpha_beta",
         title="Bonus: alpha-beta pruning",
         module="alpha_beta",
-        functions=("alphabeta", "score", "choose_move"),
+        checks="s08_alpha_beta",
+        contract=(
+            Function("alphabeta", "alphabeta", "int"),
+            Function("score", "score", "int", slow=True),
+            Function("choose_move", "best_moves", "empty square", slow=True, wrong="chose a square that is not best"),
+        ),
         points=10,
         stars=0,
         bonus=True,
@@ -158,7 +214,8 @@ BONUS_STAGES: tuple[Stage, ...] = (
         id="09_best_squares",
         title="Bonus: every best square, by depth",
         module="best_squares",
-        functions=("depth_score", "best_squares"),
+        checks="s09_best_squares",
+        contract=(Function("depth_score", "depth_score", "int"), Function("best_squares", "best_squares", "squares")),
         points=10,
         stars=0,
         bonus=True,
@@ -172,7 +229,12 @@ BONUS_STAGES: tuple[Stage, ...] = (
         id="10_symmetry",
         title="Bonus: the same board turned and flipped",
         module="symmetry",
-        functions=("symmetries", "canonical", "score"),
+        checks="s10_symmetry",
+        contract=(
+            Function("symmetries", "symmetries", "eight boards"),
+            Function("canonical", "canonical", "board string"),
+            Function("score", "score", "int", slow=True),
+        ),
         points=10,
         stars=0,
         bonus=True,
@@ -188,6 +250,15 @@ STAGES = CORE_STAGES + (BONUS_STAGES if BONUS_STAGES_ON else ())  # every stage 
 
 STAGE_BY_ID = {stage.id: stage for stage in STAGES}
 STAGE_BY_MODULE = {stage.module: stage for stage in STAGES}
+# Every function of the contract by name: a name two stages share (score, choose_move) has one contract.
+FUNCTIONS: dict[str, Function] = {}
+for _stage in (*CORE_STAGES, *BONUS_STAGES):
+    for _function in _stage.contract:
+        if FUNCTIONS.setdefault(_function.name, _function) != _function:
+            raise AssertionError(f"{_stage.id}: {_function.name} differs from its contract in another stage")
+        if _function.returns not in RETURN_RULES:
+            raise AssertionError(f"{_stage.id}: {_function.name} returns {_function.returns!r}, not a rule")
+del _stage, _function
 TOTAL_POINTS = sum(stage.points for stage in STAGES if not stage.bonus)  # the core total, out of 100
 BONUS_POINTS = sum(stage.points for stage in STAGES if stage.bonus)  # reported after the core total
 

@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from autograder.course.checks import Check, stage_checks
-from autograder.course.stages import Stage
+from autograder.course.stages import FUNCTIONS, Stage
 from autograder.grading import feedback
 from autograder.grading.feedback import Problem
 from autograder.grading.plan import AGAIN_SECONDS, PRUNE_SECONDS, Plan
@@ -43,8 +43,7 @@ PRUNE_CPU_THRESHOLD = 0.6
 
 MAX_MISTAKES = 12  # wrong answers kept per check for the class statistics (the feedback shows fewer)
 MISTAKES_PER_KIND = 4  # of one kind (boards won on a row, a column, a diagonal... need a few)
-SEARCH_MOVES = ("choose_move", "quickest_move")
-COUNTS = ("count_games", "count_results")
+SQUARE_RULES = ("empty square", "empty square or -1")  # answers that name a square of the board
 
 
 @dataclass(frozen=True)
@@ -103,30 +102,33 @@ def fail_all(stage: Stage, outcome: Outcome, message: str, phase: str = "intake"
 
 
 def type_problem(function: str, value, board) -> str | None:
-    """Why value cannot be an answer of function at all (wrong type, off the board, taken square), or None."""
-    if function in ("winner", "to_move"):
-        allowed = ("X", "O", None) if function == "winner" else ("X", "O")
-        if not (value is None or type(value) is str) or value not in allowed:
-            return feedback.not_one_of(function, value, allowed)
+    """Why value cannot be an answer of function at all (wrong type, off the board, taken square), or None.
+
+    The rule is the function's in the stage manifest (course/stages.py, Function.returns)."""
+    contract = FUNCTIONS[function]
+    rule = contract.returns
+    if rule == "one of":
+        if not (value is None or type(value) is str) or value not in contract.allowed:
+            return feedback.not_one_of(function, value, contract.allowed)
         return None
-    if function == "count_results":
+    if rule == "tally":
         if type(value) not in (list, tuple) or len(value) != 3 or any(type(v) is not int for v in value):
             return feedback.not_a_tally(value)
         return None
-    if function == "best_squares":
+    if rule == "squares":
         if type(value) not in (list, tuple) or any(type(v) is not int or not 0 <= v <= 8 for v in value):
             return feedback.not_squares(value)
         return None
-    if function == "symmetries":
+    if rule == "eight boards":
         if type(value) is not list or len(value) != 8 or any(type(v) is not list or len(v) != 9 for v in value):
             return feedback.not_eight_boards(value)
         return None
-    if function == "canonical":
+    if rule == "board string":
         return None if type(value) is str and len(value) == 9 else feedback.not_a_board_string(value)
     if type(value) is not int:
         return feedback.not_an_int(function, value)
-    if function in ("choose_move", "quickest_move", "winning_square"):
-        if function == "winning_square" and value == -1:
+    if rule in SQUARE_RULES:
+        if rule == "empty square or -1" and value == -1:
             return None
         if not 0 <= value <= 8:
             return feedback.not_a_square(value)
@@ -203,18 +205,14 @@ def mistake(function: str, value, board, why: str | None) -> Mistake:
     """A wrong answer by kind: the words the class statistics group by (never the expected answer)."""
     shown = feedback.shorten(feedback.shown(value), 60)
     if why is not None:  # not an answer of the function at all
-        if isinstance(value, int) and type(value) is int and function in (*SEARCH_MOVES, "winning_square"):
+        if isinstance(value, int) and type(value) is int and FUNCTIONS[function].returns in SQUARE_RULES:
             kind = "returned a taken square" if 0 <= value <= 8 else "returned a square off the board"
         elif value is None:
             kind = "returned None"
         else:
             kind = "returned the wrong type" if type(value) not in (str, int) else f"returned {shown}"
-    elif function in SEARCH_MOVES:
-        kind = "chose a square that is not best"
-    elif function in COUNTS:
-        kind = "returned a wrong count"
     else:
-        kind = f"returned {shown}"
+        kind = FUNCTIONS[function].wrong or f"returned {shown}"
     return Mistake(kind, _squares(board), shown)
 
 

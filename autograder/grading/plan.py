@@ -16,12 +16,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from autograder.course.checks import Case, Check, stage_checks
-from autograder.course.stages import STAGES
+from autograder.course.stages import FUNCTIONS, STAGES
 from autograder.grading.child import encode
 
 # Functions whose calls can be slow in honest code (plain searches) get a timer per call, so one slow
 # board costs that board only; the cheap ones rely on the stage's limits, since arming a timer costs time.
-SEARCHES = frozenset({"count_games", "score", "choose_move", "count_results", "quickest_move"})
 CALL_SECONDS = 10  # CPU seconds
 
 # The memo experiment runs in a child of its own (see child.memo_experiment). After the counted scoring of the
@@ -90,7 +89,7 @@ def stage_plan(stage_id: str) -> Plan:
             if key not in ids:
                 ids[key] = len(steps)
                 step = {"id": ids[key], "call": check.function, "args": ["".join(one.args[0]), *one.args[1:]]}
-                if check.function in SEARCHES:
+                if FUNCTIONS[check.function].slow:
                     step["seconds"] = CALL_SECONDS
                 steps.append(step)
             expected[check.id].append((ids[key], encodings(one.accept), one))

@@ -88,7 +88,7 @@ def stage_checks(stage_id: str) -> tuple[Check, ...]:
     from autograder.course.oracle import oracle
 
     stage = STAGE_BY_ID[stage_id]
-    hidden = importlib.import_module(f"{__name__}.s{stage.id}")  # one module per stage, named after its folder
+    hidden = importlib.import_module(f"{__name__}.{stage.checks}")  # the module the manifest names
     checks = visible_checks(stage, oracle()) + hidden.checks(oracle())
     total = sum(check.points for check in checks)
     if total != stage.points:

@@ -9,7 +9,7 @@ from typing import Any
 
 from autograder.course.checks import Check, case
 from autograder.course.oracle import Oracle
-from autograder.course.stages import Stage
+from autograder.course.stages import FUNCTIONS, Stage
 
 VISIBLE_POINTS_PER_FUNCTION = 1
 
@@ -26,24 +26,9 @@ def examples(stage: Stage) -> list[tuple[str, tuple, Any, str]]:
 
 
 def expected(oracle: Oracle, function: str, args: tuple) -> set:
-    """The right answers for one call, by the contract's function name."""
+    """The right answers for one call: the oracle method the function's contract names (course/stages.py)."""
     board, extra = tuple(args[0]), args[1:]
-    answers = {
-        "winner": lambda: oracle.winner(board),
-        "to_move": lambda: oracle.to_move(board),
-        "count_games": lambda: oracle.count_games(board),
-        "score": lambda: oracle.score(board),
-        "count_results": lambda: oracle.count_results(board),
-        "choose_move": lambda: oracle.best_moves(board),
-        "quickest_move": lambda: oracle.quickest_moves(board),
-        "winning_square": lambda: oracle.winning_squares(board, *extra) or {-1},
-        "alphabeta": lambda: oracle.alphabeta(board, *extra),
-        "depth_score": lambda: oracle.depth_score(board, *extra),
-        "best_squares": lambda: oracle.best_squares(board),
-        "symmetries": lambda: oracle.symmetries(board),
-        "canonical": lambda: oracle.canonical(board),
-    }
-    answer = answers[function]()
+    answer = getattr(oracle, FUNCTIONS[function].oracle)(board, *extra)
     return answer if isinstance(answer, set) else {_hashable(answer)}
 
 

@@ -280,27 +280,21 @@ Call = tuple[str, tuple, frozenset]  # (function, (board, *extra), the child's e
 
 
 def oracle_calls(stage: Stage, known: Oracle) -> list[Call]:
-    """Every call the contract allows, with its right answers: all reachable boards (unfinished ones where
-    a move is asked for, boards with a forced win for quickest_move), both marks for winning_square."""
-    from autograder.course.checks.s08_alpha_beta import WINDOWS
-    from autograder.course.checks.s09_best_squares import DEPTHS
+    """Every call the contract allows, with its right answers: each function's boards (Function.given) with each
+    of its extra arguments (Function.extra), as the manifest says."""
     from autograder.course.checks.visible import expected
 
-    unfinished = [p for p in known.positions if not known.finished(p)]
-    domains = {
-        "choose_move": [(p,) for p in unfinished],
-        "winning_square": [(p, mark) for p in unfinished for mark in ("X", "O")],
-        "quickest_move": [(p,) for p in known.positions if known.can_force_win(p)],
-        # the hidden checks' narrow windows and score's full one; outside a window any bound between the score
-        # and the window's violated edge is right (Oracle.alphabeta)
-        "alphabeta": [(p, alpha, beta) for p in known.positions for alpha, beta in (*WINDOWS, FULL_WINDOW)],
-        "depth_score": [(p, depth) for p in known.positions for depth in DEPTHS],
-        "best_squares": [(p,) for p in unfinished],
+    boards = {
+        "positions": known.positions,
+        "unfinished": [p for p in known.positions if not known.finished(p)],
+        "forced win": [p for p in known.positions if known.can_force_win(p)],
     }
     calls = []
-    for function in stage.functions:
-        for args in domains.get(function, [(p,) for p in known.positions]):
-            calls.append((function, args, encodings(expected(known, function, args))))
+    for function in stage.contract:
+        for board in boards[function.given]:
+            for extra in function.extra:
+                args = (board, *extra)
+                calls.append((function.name, args, encodings(expected(known, function.name, args))))
     # Board by board (the empty board first), every function on each: a mutant of a function asked last is then
     # found wrong within a few boards, not after every call of the others.
     order = {board: index for index, board in enumerate(known.positions)}
@@ -337,7 +331,6 @@ class TooManyCalls(Exception):
     than a search that prunes makes."""
 
 
-FULL_WINDOW = (-2, 2)  # the window score gives alphabeta in 08_alpha_beta: it holds every score
 # 08_alpha_beta's contract asks alphabeta to prune: a mutant with right answers that scores the empty board with
 # more than PRUNE_CALLS_LIMIT calls of alphabeta is wrong. The grader judges pruning by the CPU time of the
 # prune experiment's child (score of the empty board, then of the nine openings) against

@@ -34,6 +34,19 @@ class Function:
     allowed: tuple = ()  # "one of": the values an answer may take
     slow: bool = False  # a call may search the whole game tree: each gets its own CPU budget (plan.CALL_SECONDS)
     wrong: str = ""  # how the class statistics name a wrong answer ("" : "returned <the value>")
+    # The calls the contract allows (autograde verify --mutants tries every one): each board of `given`, one of
+    # BOARD_DOMAINS, with each tuple of extra arguments after it.
+    given: str = "positions"
+    extra: tuple[tuple, ...] = ((),)
+
+
+# The boards a function may be given, by name: every reachable position, the unfinished ones, or those where the
+# player to move can force a win (course/oracle.py computes each).
+BOARD_DOMAINS = ("positions", "unfinished", "forced win")
+# 08_alpha_beta's windows: the hidden checks' narrow ones, and the full one score gives alphabeta (every score in it)
+ALPHA_BETA_WINDOWS = ((-1, 1), (0, 1), (-1, 0), (0, 2), (-2, 0))
+FULL_WINDOW = (-2, 2)
+DEPTHS = (0, 1, 2, 4)  # 09_best_squares: the depths depth_score is asked at (a depth off by one shows on any)
 
 
 @dataclass(frozen=True)
@@ -113,7 +126,14 @@ STAGES: tuple[Stage, ...] = (
         checks="s03_minimax",
         contract=(
             Function("score", "score", "int", slow=True),
-            Function("choose_move", "best_moves", "empty square", slow=True, wrong="chose a square that is not best"),
+            Function(
+                "choose_move",
+                "best_moves",
+                "empty square",
+                slow=True,
+                wrong="chose a square that is not best",
+                given="unfinished",
+            ),
         ),
         points=20,
         stars=0,
@@ -130,7 +150,14 @@ STAGES: tuple[Stage, ...] = (
         checks="s04_memoization",
         contract=(
             Function("score", "score", "int", slow=True),
-            Function("choose_move", "best_moves", "empty square", slow=True, wrong="chose a square that is not best"),
+            Function(
+                "choose_move",
+                "best_moves",
+                "empty square",
+                slow=True,
+                wrong="chose a square that is not best",
+                given="unfinished",
+            ),
         ),
         points=20,
         stars=0,
@@ -145,7 +172,15 @@ STAGES: tuple[Stage, ...] = (
         title="Challenge: win in one move",
         module="winning_square",
         checks="s05_winning_square",
-        contract=(Function("winning_square", "winning_square_answers", "empty square or -1"),),
+        contract=(
+            Function(
+                "winning_square",
+                "winning_square_answers",
+                "empty square or -1",
+                given="unfinished",
+                extra=(("X",), ("O",)),
+            ),
+        ),
         points=10,
         stars=1,
         hints=(
@@ -174,7 +209,12 @@ STAGES: tuple[Stage, ...] = (
         checks="s07_quickest_move",
         contract=(
             Function(
-                "quickest_move", "quickest_moves", "empty square", slow=True, wrong="chose a square that is not best"
+                "quickest_move",
+                "quickest_moves",
+                "empty square",
+                slow=True,
+                wrong="chose a square that is not best",
+                given="forced win",
             ),
         ),
         points=15,
@@ -197,9 +237,16 @@ BONUS_STAGES: tuple[Stage, ...] = (
         module="alpha_beta",
         checks="s08_alpha_beta",
         contract=(
-            Function("alphabeta", "alphabeta", "int"),
+            Function("alphabeta", "alphabeta", "int", extra=(*ALPHA_BETA_WINDOWS, FULL_WINDOW)),
             Function("score", "score", "int", slow=True),
-            Function("choose_move", "best_moves", "empty square", slow=True, wrong="chose a square that is not best"),
+            Function(
+                "choose_move",
+                "best_moves",
+                "empty square",
+                slow=True,
+                wrong="chose a square that is not best",
+                given="unfinished",
+            ),
         ),
         points=10,
         stars=0,
@@ -215,7 +262,10 @@ BONUS_STAGES: tuple[Stage, ...] = (
         title="Bonus: every best square, by depth",
         module="best_squares",
         checks="s09_best_squares",
-        contract=(Function("depth_score", "depth_score", "int"), Function("best_squares", "best_squares", "squares")),
+        contract=(
+            Function("depth_score", "depth_score", "int", extra=tuple((depth,) for depth in DEPTHS)),
+            Function("best_squares", "best_squares", "squares", given="unfinished"),
+        ),
         points=10,
         stars=0,
         bonus=True,
@@ -256,6 +306,8 @@ for _stage in (*CORE_STAGES, *BONUS_STAGES):
     for _function in _stage.contract:
         if FUNCTIONS.setdefault(_function.name, _function) != _function:
             raise AssertionError(f"{_stage.id}: {_function.name} differs from its contract in another stage")
+        if _function.given not in BOARD_DOMAINS:
+            raise AssertionError(f"{_stage.id}: {_function.name} is given {_function.given!r}, not a domain")
         if _function.returns not in RETURN_RULES:
             raise AssertionError(f"{_stage.id}: {_function.name} returns {_function.returns!r}, not a rule")
 del _stage, _function

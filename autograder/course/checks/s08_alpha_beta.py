@@ -13,11 +13,12 @@ who suspect it: the code shows it at a glance (a dict of scores; no `alpha >= be
 
 from autograder.course.checks import Check, case, sample, unchanged
 from autograder.course.oracle import EMPTY, Oracle
+from autograder.course.stages import ALPHA_BETA_WINDOWS
 
 POSITIONS = 5478
 # Narrow windows tell an alphabeta that narrows the window the wrong way, or returns the wrong bound, from a
 # right one; a full window hides both. Each board of the sample is asked with every one of them.
-WINDOWS = ((-1, 1), (0, 1), (-1, 0), (0, 2), (-2, 0))
+WINDOWS = ALPHA_BETA_WINDOWS  # the manifest's, so verify --mutants asks the same
 # Alpha-beta on every reachable board costs about 0.5 s of CPU; a notebook cell asks a sample (see s04).
 NOTEBOOK_SAMPLE = 500
 

@@ -32,6 +32,7 @@ from autograder.grading.record import FinalGrade
 from autograder.outputs import clean_line, write_atomically
 from autograder.outputs.gradebook import Gradebook, GradebookError
 from autograder.outputs.gradesheet import inert, points
+from autograder.verbs import OneLineParser, fail
 
 FORMATS = ("canvas", "moodle", "csv")
 DEFAULT_ASSIGNMENT = "Tic-tac-toe minimax"
@@ -174,7 +175,7 @@ def latest_finals(gradebook: Path) -> tuple[dict[str, FinalGrade], set[str]]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog="autograde export",
         description="Write the latest graded run's final grades as a gradebook import file for an LMS.",
         epilog="Exit status: 0 when the file was written; 2 for a wrong option, roster or gradebook (nothing written)."
@@ -213,11 +214,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     raw = args.scores == "raw"
@@ -231,8 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         write_atomically(args.file, csv_text(rows))
     except (RosterError, ExportError, OSError) as error:
         reason = f"{error.strerror}: {error.filename}" if isinstance(error, OSError) and error.strerror else error
-        print(f"autograde export: {clean_line(str(reason))}", file=sys.stderr)
-        return 2
+        return fail("autograde export", str(reason))
     for line in notes(args.format, roster, finals, unfinished, rows, raw, args.not_submitted):
         print(f"autograde export: {line}", file=sys.stderr)
     print(f"Wrote {args.file}: {len(roster.students)} students, {args.format} format.")

@@ -34,6 +34,7 @@ from autograder.admin.overrides import (
 from autograder.admin.roster import RosterError, load_roster
 from autograder.course.stages import stage as find_stage
 from autograder.outputs import clean_line, write_atomically
+from autograder.verbs import OneLineParser, fail
 
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -44,7 +45,7 @@ class OverrideError(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog="autograde override",
         description="Add an excuse, a changed score or a regrade request (with its outcome) to the overrides file.",
         epilog="Exit status: 0 when the entry was added; 2 when it was refused (FILE is left as it was).",
@@ -69,11 +70,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -91,12 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         _check_loads(new, args.file)
         write_atomically(path, new)
     except OverrideError as error:
-        print(f"autograde override: {clean_line(str(error))}", file=sys.stderr)
-        return 2
+        return fail("autograde override", str(error))
     except OSError as error:
         reason = f"{error.strerror}: {error.filename}" if error.strerror else error
-        print(f"autograde override: cannot write {args.file}: {clean_line(str(reason))}", file=sys.stderr)
-        return 2
+        return fail("autograde override", f"cannot write {args.file}: {clean_line(str(reason))}")
     print(f"Added to {clean_line(str(args.file))}: {clean_line(_described(kind, fields))}.")
     print(f"Every `autograde grade --overrides {clean_line(str(args.file))}` applies it from now on.")
     return 0

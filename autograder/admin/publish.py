@@ -28,6 +28,7 @@ from autograder.outputs import clean_line
 from autograder.outputs.folders import clashes
 from autograder.outputs.report import HIDDEN_NOTE, feedback_html
 from autograder.outputs.results import from_json, json_text, to_json
+from autograder.verbs import fail
 
 RESULTS = "results.json"
 FEEDBACK = "feedback.html"
@@ -212,8 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         written, problems = publish(args.out, args.dest, args.zip, args.show_hidden, args.force)
     except (PublishError, OSError) as error:
-        print(f"autograde publish: {clean_line(error)}", file=sys.stderr)
-        return 2
+        return fail("autograde publish", str(error))
     for problem in problems:
         print(f"autograde publish: {problem}", file=sys.stderr)
     kind = "zips" if args.zip else "folders"

@@ -29,6 +29,7 @@ from autograder.course.stages import STAGES, Stage
 from autograder.grading.submissions import ClassError, Submission, find_class, read_student
 from autograder.outputs import clean_line, write_atomically
 from autograder.outputs.folders import blocked_output
+from autograder.verbs import fail
 
 PAGE = "similar.html"
 DEFAULT_THRESHOLD = 0.8
@@ -193,8 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     threshold, problem = threshold_problem(args.threshold)
     if problem:
-        print(f"autograde similar: {problem}", file=sys.stderr)
-        return 2
+        return fail("autograde similar", f"{problem}")
     try:
         students = find_class(args.submissions, args.out).students
         _copydetect()
@@ -203,16 +203,14 @@ def main(argv: list[str] | None = None) -> int:
         if blocked := blocked_output(args.out, PAGE):
             raise ClassError(blocked)
     except (ClassError, OSError) as error:
-        print(f"autograde similar: {clean_line(error)}", file=sys.stderr)
-        return 2
+        return fail("autograde similar", str(error))
     submissions = [read_student(name, path) for name, path in students]
     page = similar_page(submissions, threshold)
     path = args.out / PAGE
     try:
         write_atomically(path, page_html(page))
     except OSError as error:
-        print(f"autograde similar: cannot write {path}: {clean_line(error.strerror or error)}", file=sys.stderr)
-        return 2
+        return fail("autograde similar", f"cannot write {path}: {clean_line(error.strerror or error)}")
     shown = len(page.pairs) + page.more
     print(f"Wrote {path}: {shown} pair(s) at least {threshold:.0%} alike among {len(submissions)} students.")
     if (args.out / "report.html").exists():

@@ -12,9 +12,7 @@ from pathlib import Path
 from autograder.authoring import notebooks
 from autograder.authoring.markers import MarkerError, solution_code, strip_solutions
 from autograder.course import error_hints
-from autograder.course.stages import ROOT, STAGES, Stage
-
-SHARED_HELPERS = ("LINES", "winner", "to_move")
+from autograder.course.stages import GIVEN_HELPERS, ROOT, STAGES, Stage
 
 
 def _definitions(source: str) -> dict[str, str]:
@@ -36,7 +34,7 @@ def check_shared_helpers() -> list[str]:
     problems = []
     for stage in STAGES[1:]:
         defined = _definitions(stage.solution_path.read_text())
-        for name in SHARED_HELPERS:
+        for name in GIVEN_HELPERS:
             if name not in defined:
                 problems.append(f"{stage.solution_path}: does not define {name}, which the stage needs")
             elif _strip_docstring(defined[name]) != _strip_docstring(reference[name]):

@@ -40,6 +40,9 @@ class Function:
     extra: tuple[tuple, ...] = ((),)
 
 
+# Stage 1's helpers, given complete in every later stage's module so that a mistake in one stage never spoils the
+# next (`autograde build` checks each copy against stage 1's).
+GIVEN_HELPERS = ("LINES", "winner", "to_move")
 # The boards a function may be given, by name: every reachable position, the unfinished ones, or those where the
 # player to move can force a win (course/oracle.py computes each).
 BOARD_DOMAINS = ("positions", "unfinished", "forced win")

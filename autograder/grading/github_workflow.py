@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from autograder.verbs import fail
+
 WORKFLOW = Path(__file__).parent / "github_files" / "grade-class.yml"
 COURSE_FILES = ("course-policy.toml", "roster.csv", "course-overrides.toml")  # the workflow's env: POLICY, ROSTER...
 
@@ -19,14 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="replace PATH if it exists")
     args = parser.parse_args(argv)
     if args.path.exists() and not args.force:
-        print(f"autograde grading-workflow: {args.path} exists; pass --force to replace it", file=sys.stderr)
-        return 2
+        return fail("autograde grading-workflow", f"{args.path} exists; pass --force to replace it")
     try:
         args.path.parent.mkdir(parents=True, exist_ok=True)
         args.path.write_bytes(WORKFLOW.read_bytes())
     except OSError as error:
-        print(f"autograde grading-workflow: cannot write {args.path}: {error.strerror or error}", file=sys.stderr)
-        return 2
+        return fail("autograde grading-workflow", f"cannot write {args.path}: {error.strerror or error}")
     print(
         f"Wrote {args.path}: add the secret CLASSROOM_TOKEN; commit {', '.join(COURSE_FILES)} at the repository's "
         "root (each when the course has it); then run it from the Actions tab."

@@ -45,6 +45,7 @@ from autograder.outputs.gradebook import Gradebook, GradebookError
 from autograder.outputs.gradebook import problem as gradebook_problem
 from autograder.outputs.report import feedback_html, report_html, write_report
 from autograder.outputs.results import cleaned, json_text, submission_result, to_json, ungraded_result
+from autograder.verbs import OneLineParser, fail
 
 # Everything whose change can change a grade (the grader, its hidden checks, the child, the references and the
 # visible tests' examples); its hash is stored with each result.
@@ -388,7 +389,7 @@ class Batch:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog="autograde grade",
         description="Grade a folder of submissions.",
         epilog=(
@@ -457,14 +458,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
 def _fail(message: str) -> int:
-    print(f"autograde grade: {clean_line(message)}", file=sys.stderr)
-    return 2
+    return fail("autograde grade", message)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,6 +29,7 @@ from pathlib import Path
 from autograder.admin.final_grade import final_grade, points_text
 from autograder.admin.settings import DEFAULT_SETTINGS, CourseSettings, parse_settings
 from autograder.course.stages import ROOT, STAGES, TOTAL_POINTS
+from autograder.verbs import fail
 
 TEMPLATES = Path(__file__).resolve().parent / "gradescope_files"
 EXECUTABLES = ("setup.sh", "run_autograder")
@@ -167,8 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.out.suffix != ".zip":
-        print(f"autograde gradescope: {args.out} should end in .zip (Gradescope takes a zip)", file=sys.stderr)
-        return 2
+        return fail("autograde gradescope", f"{args.out} should end in .zip (Gradescope takes a zip)")
     settings, lateness = DEFAULT_SETTINGS, False
     if args.policy is not None:
         from autograder.admin.policy import PolicyError, load_policy
@@ -176,8 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             policy = load_policy(args.policy)
         except PolicyError as error:
-            print(f"autograde gradescope: {error}", file=sys.stderr)
-            return 2
+            return fail("autograde gradescope", f"{error}")
         settings, lateness = policy.settings, bool(policy.due or policy.extensions)
     try:
         count = write_bundle(args.out, settings)

@@ -22,6 +22,7 @@ from autograder.outputs.gradebook import Gradebook, GradebookError, StoredRun
 from autograder.outputs.gradebook import problem as gradebook_problem
 from autograder.outputs.report import write_pages
 from autograder.outputs.results import cleaned, json_text, to_json
+from autograder.verbs import fail
 
 PARAMETER_NAMES = {
     "suite": "another suite (grader, hidden tests or references)",
@@ -150,13 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-hidden", action="store_true", help="hidden tests' details on the feedback pages")
     args = parser.parse_args(argv)
     if args.out.resolve() in {run.resolve() for run in args.runs}:
-        print("autograde merge: --out must be a folder other than the runs merged", file=sys.stderr)
-        return 2
+        return fail("autograde merge", "--out must be a folder other than the runs merged")
     try:
         count, notes = write_merged(args.out, args.runs, args.show_hidden)
     except (MergeError, OSError) as error:
-        print(f"autograde merge: {clean_line(str(error))}", file=sys.stderr)
-        return 2
+        return fail("autograde merge", str(error))
     for line in notes:
         print(f"autograde merge: {clean_line(line)}", file=sys.stderr)
     print(f"Merged {len(args.runs)} runs into {args.out}: {count} students.")

@@ -19,7 +19,6 @@ import argparse
 import json
 import sqlite3
 import statistics
-import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from urllib.parse import quote
 from autograder.course.board import LINES, winner
 from autograder.course.stages import STAGE_BY_ID, STAGES
 from autograder.grading.record import FinalGrade, StageKind, SubmissionResult
+from autograder.verbs import fail
 
 HELP_BELOW = 0.5  # a stage score under this share of its points...
 HELP_CLASS_MEDIAN = 0.75  # ...where the class median (of those who worked on it) is at least this share
@@ -482,12 +482,10 @@ def main(argv: list[str] | None = None) -> int:
 
     why = problem(path) if path.is_file() else f"no gradebook at {path} (grade the class first)"
     if why:
-        print(f"autograde stats: {why}", file=sys.stderr)
-        return 2
+        return fail("autograde stats", f"{why}")
     try:
         facts = facts_from_gradebook(path)
     except sqlite3.Error as error:
-        print(f"autograde stats: cannot read the gradebook {path}: {error}", file=sys.stderr)
-        return 2
+        return fail("autograde stats", f"cannot read the gradebook {path}: {error}")
     print_stats(facts)
     return 0

@@ -26,6 +26,7 @@ from autograder.outputs.folders import blocked_output
 from autograder.outputs.report.pages import environment
 from autograder.tournament.entrants import Absent, Entrant, references, student_entrants
 from autograder.tournament.games import Game, Standing, balanced_openings, openings, play, schedule, standings
+from autograder.verbs import fail
 
 DEFAULT_OPENINGS = 6
 
@@ -205,20 +206,17 @@ def main(argv: list[str] | None = None) -> int:
     problem = uncreatable(args.out) or blocked_output(args.out, "tournament.json")
     problem = problem or blocked_output(args.out, "tournament.html")
     if problem:
-        print(f"autograde tournament: {problem}", file=sys.stderr)
-        return 2
+        return fail("autograde tournament", f"{problem}")
     try:
         sandbox.detect()
     except RuntimeError as error:
-        print(f"autograde tournament: {error}", file=sys.stderr)
-        return 2
+        return fail("autograde tournament", f"{error}")
     try:
         entrants, chosen, games, table, notes, absent = run(
             args.submissions, args.seed, args.openings, args.time_limit, args.out
         )
     except ClassError as error:
-        print(f"autograde tournament: {error}", file=sys.stderr)
-        return 2
+        return fail("autograde tournament", f"{error}")
     args.out.mkdir(parents=True, exist_ok=True)
     data = to_json(args.seed, chosen, args.time_limit, entrants, games, table, absent)
     write_atomically(args.out / "tournament.json", data)

@@ -64,3 +64,23 @@ def test_a_contract_naming_no_oracle_or_rule_is_named(course_copy):
     assert missing_pieces(renamed, root) == [
         "the checks module autograder/course/checks/s05_win_in_one.py (the manifest's checks='s05_win_in_one')"
     ]
+
+
+GENERIC = (
+    "autograder/grading/plan.py",
+    "autograder/grading/judging.py",
+    "autograder/grading/feedback.py",
+    "autograder/grading/protocol.py",
+    "autograder/grading/child.py",
+    "autograder/course/checks/visible.py",
+    "autograder/course/pieces.py",
+)
+
+
+@pytest.mark.parametrize("relative", GENERIC)
+def test_the_generic_grading_code_names_no_function_of_a_stage(relative):
+    """Does this module read each function's contract from the manifest instead of naming the function? (A quoted
+    name such as "choose_move" here is a contract kept in a second place.)"""
+    text = (ROOT / relative).read_text(encoding="utf-8")
+    named = [name for name in FUNCTIONS if f'"{name}"' in text or f"'{name}'" in text]
+    assert named == [], f"{relative} names {named}: put what it needs in the function's contract (course/stages.py)"

@@ -11,23 +11,22 @@ Per stage: the raw points, less the late penalty (admin/late.py), then the instr
 Every value is rounded half up to 2 decimals once, where it is made.
 """
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
+from fractions import Fraction
 
+from autograder.admin.policy import round_points
 from autograder.admin.settings import CourseSettings
 from autograder.course.stages import STAGES
 from autograder.grading.record import Change, FinalGrade, Lateness, Regrade, StageGrade, SubmissionResult
+from autograder.outputs.gradesheet import points as points_text  # whole points as 10, others as 52.31
 
-CENT = Decimal("0.01")
 CORE = {stage.id for stage in STAGES if not stage.bonus}
 ACTION_WORDS = {"excuse": "excused", "set": "set to", "adjust": "adjusted by"}
 
 
 def cents(value) -> float:
-    return float(Decimal(str(value)).quantize(CENT, rounding=ROUND_HALF_UP))
-
-
-def points_text(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+    """value rounded half up to 2 decimals, as the policy rounds its penalties (policy.round_points)."""
+    return float(round_points(Fraction(str(value))))
 
 
 def final_grade(

@@ -7,7 +7,7 @@ from autograder.course.stages import STAGE_BY_ID
 from autograder.grading import child, feedback, judge, sandbox
 from autograder.grading.judging import MEMO_POSITIONS
 from autograder.grading.plan import stage_plan
-from autograder.grading.record import Outcome, StageResult
+from autograder.record import Outcome, StageResult
 
 RULES, MEMO = STAGE_BY_ID["01_rules"], STAGE_BY_ID["04_memoization"]
 UNSAFE = "\udc80\ud800\x00\x1b[31m\u202e\r\n\t\x7f\u2028"

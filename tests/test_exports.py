@@ -21,8 +21,8 @@ import pytest
 
 from autograder.admin import exports
 from autograder.admin.roster import RosterError, load_roster
-from autograder.grading.record import FinalGrade
 from autograder.outputs.gradebook import Gradebook
+from autograder.record import FinalGrade
 from tests.classes import reference, starter, write_student
 
 SAMPLES = Path(__file__).parent / "fixtures" / "exports"

@@ -25,8 +25,8 @@ from autograder.admin.overrides import OverridesError, load_overrides
 from autograder.admin.policy import PolicyError, load_policy
 from autograder.admin.settings import CourseSettings
 from autograder.course.stages import STAGES
-from autograder.grading.record import Change, Lateness, Outcome, StageResult, SubmissionResult
 from autograder.grading.shards import shard_of
+from autograder.record import Change, Lateness, Outcome, StageResult, SubmissionResult
 from tests.classes import ROOT, grade, read_grades, reference, starter, write_student
 
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -18,7 +18,7 @@ from autograder.grading.feedback import Problem
 from autograder.grading.judging import MEMO_CPU_THRESHOLD, MEMO_POSITIONS, fail_all, type_problem, unanswered
 from autograder.grading.plan import stage_plan
 from autograder.grading.protocol import MAX_LINE, Other, Tampered, decode, parse_replies
-from autograder.grading.record import Outcome
+from autograder.record import Outcome
 from tests.replies import (
     MEMO,
     RULES,

@@ -39,8 +39,8 @@ from autograder.admin.submitted import (
 )
 from autograder.course.stages import CORE_STAGES, STAGES
 from autograder.grading.grade import untimed_notes
-from autograder.grading.record import Outcome, StageResult, SubmissionResult
 from autograder.outputs.report import feedback_html, report_html
+from autograder.record import Outcome, StageResult, SubmissionResult
 from tests.classes import ROOT, grade, read_grades, reference
 
 EXAMPLES = ROOT / "examples" / "submissions"

@@ -18,7 +18,7 @@ from autograder.course.stages import STAGE_BY_ID
 from autograder.grading import child, judge
 from autograder.grading.plan import stage_plan
 from autograder.grading.protocol import decode
-from autograder.grading.record import Outcome, StageResult
+from autograder.record import Outcome, StageResult
 from tests.classes import reference
 from tests.replies import (
     MEMO,

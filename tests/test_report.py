@@ -30,7 +30,7 @@ from autograder.admin.overrides import NO_OVERRIDES
 from autograder.admin.settings import CORE_IDS, CourseSettings
 from autograder.course.stages import CORE_STAGES, STAGES, TOTAL_POINTS
 from autograder.grading import grade, judge, sandbox
-from autograder.grading.record import Change, Outcome, Regrade, StageResult, SubmissionResult, TestResult
+from autograder.grading.ungraded import ungraded_result
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import (
     HIDDEN_NOTE,
@@ -41,8 +41,9 @@ from autograder.outputs.report import (
     report_html,
     write_pages,
 )
-from autograder.outputs.results import from_json, submission_result, ungraded_result
+from autograder.outputs.results import from_json, submission_result
 from autograder.outputs.stats import number
+from autograder.record import Change, Outcome, Regrade, StageResult, SubmissionResult, TestResult
 from tests import pages
 
 HTML_NAME = "eve <script>alert(1)"

@@ -15,8 +15,8 @@ import pytest
 from autograder.admin.submitted import submission_times
 from autograder.course.stages import ROOT, STAGES
 from autograder.grading.intake import git_snapshot, repositories
-from autograder.grading.record import StageKind
 from autograder.outputs.results import from_json
+from autograder.record import StageKind
 from tests.classes import grade, read_grades, reference, starter
 from tests.test_golden import page_text
 

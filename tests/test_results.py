@@ -9,7 +9,7 @@ import sqlite3
 from autograder.course.stages import STAGES, TOTAL_POINTS
 from autograder.grading import sandbox
 from autograder.grading.judging import fail_all
-from autograder.grading.record import GradingParameters, Outcome
+from autograder.grading.ungraded import ungraded_result
 from autograder.outputs import gradesheet
 from autograder.outputs.gradebook import Gradebook
 from autograder.outputs.results import (
@@ -21,8 +21,8 @@ from autograder.outputs.results import (
     json_text,
     submission_result,
     to_json,
-    ungraded_result,
 )
+from autograder.record import GradingParameters, Outcome
 from tests.replies import RULES, UNSAFE, encoded, judged, right_lines
 
 ISOLATION = sandbox.Isolation("rlimits", "resource limits only", "none")

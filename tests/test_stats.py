@@ -20,7 +20,12 @@ from autograder.admin.settings import DEFAULT_SETTINGS
 from autograder.course.stages import STAGE_BY_ID, STAGES
 from autograder.grading import sandbox
 from autograder.grading.judging import fail_all, mistake
-from autograder.grading.record import (
+from autograder.grading.ungraded import ungraded_result
+from autograder.outputs import stats
+from autograder.outputs.gradebook import Gradebook
+from autograder.outputs.report.views import class_report
+from autograder.outputs.results import from_json, json_text, submission_result, to_json
+from autograder.record import (
     GradingParameters,
     Lateness,
     Mistake,
@@ -31,10 +36,6 @@ from autograder.grading.record import (
     TestResult,
     stage_status,
 )
-from autograder.outputs import stats
-from autograder.outputs.gradebook import Gradebook
-from autograder.outputs.report.views import class_report
-from autograder.outputs.results import from_json, json_text, submission_result, to_json, ungraded_result
 from tests.classes import grade, reference, starter, write_student
 
 RULES = STAGE_BY_ID["01_rules"]
@@ -285,7 +286,7 @@ def test_stats_without_a_gradebook_is_a_clear_error(tmp_path):
 
 def test_the_gradebook_stores_kinds_and_mistakes_and_stats_reads_them(tmp_path):
     """Recorded through Gradebook.record, read back by facts_from_gradebook: the same facts as from the records."""
-    from autograder.grading.record import GradingParameters
+    from autograder.record import GradingParameters
 
     parameters = GradingParameters("suite", "1", 60.0, "bubblewrap", "v2")
     book = Gradebook(tmp_path / "gradebook.db")
@@ -305,7 +306,7 @@ def test_the_gradebook_stores_kinds_and_mistakes_and_stats_reads_them(tmp_path):
 def test_stats_counts_who_needs_a_look_in_students_of_the_class_and_in_stages(tmp_path):
     """Does `autograde stats` count "Needs a look" as the report does (students, of the class), with the stages
     beside it, rather than counting stages alone under the students' heading?"""
-    from autograder.grading.record import GradingParameters
+    from autograder.record import GradingParameters
 
     parameters = GradingParameters("suite", "1", 60.0, "bubblewrap", "v2")
     book = Gradebook(tmp_path / "gradebook.db")
@@ -328,8 +329,8 @@ def test_stats_counts_who_needs_a_look_in_students_of_the_class_and_in_stages(tm
 
 def test_an_older_gradebook_gets_the_kinds_and_the_mistakes_table_when_opened(tmp_path):
     """A gradebook written before the kinds were stored (no mistakes table, no kind column) opens and records."""
-    from autograder.grading.record import GradingParameters
     from autograder.outputs.gradebook import problem
+    from autograder.record import GradingParameters
 
     path = tmp_path / "gradebook.db"
     Gradebook(path).close()

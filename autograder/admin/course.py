@@ -13,9 +13,9 @@ from autograder.admin.overrides import check_students as check_override_students
 from autograder.admin.policy import Policy, check_students, load_policy
 from autograder.admin.roster import Roster, load_roster
 from autograder.admin.settings import DEFAULT_SETTINGS, CourseSettings
-from autograder.grading.record import FinalGrade, SubmissionResult
 from autograder.grading.shards import shard_of
 from autograder.outputs import clean_tree
+from autograder.record import FinalGrade, SubmissionResult
 
 MAX_LISTED = 20  # names listed in one note
 

@@ -17,8 +17,8 @@ from fractions import Fraction
 from autograder.admin.policy import round_points
 from autograder.admin.settings import CourseSettings
 from autograder.course.stages import STAGES
-from autograder.grading.record import Change, FinalGrade, Lateness, Regrade, StageGrade, SubmissionResult
 from autograder.outputs.gradesheet import points as points_text  # whole points as 10, others as 52.31
+from autograder.record import Change, FinalGrade, Lateness, Regrade, StageGrade, SubmissionResult
 
 CORE = {stage.id for stage in STAGES if not stage.bonus}
 ACTION_WORDS = {"excuse": "excused", "set": "set to", "adjust": "adjusted by"}

@@ -7,8 +7,8 @@ from pathlib import Path
 from autograder.admin.policy import Policy, late_units, penalty_percent, penalty_points
 from autograder.admin.submitted import NO_TIME, Submitted, submission_times
 from autograder.course.stages import STAGES
-from autograder.grading.record import Lateness, SubmissionResult
 from autograder.grading.submissions import read_student
+from autograder.record import Lateness, SubmissionResult
 
 
 def stage_lateness(

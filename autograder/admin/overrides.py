@@ -32,7 +32,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from autograder.course.stages import STAGE_BY_ID
-from autograder.grading.record import Change, Regrade
+from autograder.record import Change, Regrade
 
 ACTIONS = ("excuse", "set", "adjust")
 OUTCOMES = ("granted", "denied", "pending")

@@ -23,11 +23,11 @@ import zipfile
 from pathlib import Path
 
 from autograder.authoring.release import board_leaks, hidden_boards
-from autograder.grading.record import Outcome, SubmissionResult
 from autograder.outputs import clean_line
 from autograder.outputs.folders import clashes
 from autograder.outputs.report import HIDDEN_NOTE, feedback_html
 from autograder.outputs.results import from_json, json_text, to_json
+from autograder.record import Outcome, SubmissionResult
 from autograder.verbs import fail
 
 RESULTS = "results.json"

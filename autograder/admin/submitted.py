@@ -33,7 +33,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from autograder.course.stages import STAGE_BY_ID, Stage
 from autograder.grading.intake.git_snapshot import GitError, git_dir_problem, git_output, has_git, snapshot
 from autograder.grading.intake.tree import MAX_FILE_BYTES
-from autograder.grading.record import NO_TIME
+from autograder.record import NO_TIME
 
 TIMESTAMP_FILE = "timestamp.txt"
 MAX_TIMESTAMP_BYTES = 200

@@ -475,7 +475,7 @@ def _experiment_failure(stage: Stage, module: types.ModuleType, checks: list[Che
     import json
 
     from autograder.grading.judge import memo_limits
-    from autograder.grading.record import Outcome
+    from autograder.record import Outcome
 
     plan, buffer = stage_plan(stage.id), _Buffer()
     if any(check.kind == "prune" for check in checks):
@@ -502,7 +502,7 @@ def _experiment_failure(stage: Stage, module: types.ModuleType, checks: list[Che
 
 def _calls_failure(stage: Stage, module: types.ModuleType, checks: list[Check]) -> str | None:
     """The first calls check the module fails (or board-unchanged), judged by the grader's code, or None."""
-    from autograder.grading.record import Outcome
+    from autograder.record import Outcome
 
     plan, buffer, asked = stage_plan(stage.id), _Buffer(), set()
     never = judging.Unanswered(Outcome.CRASHED, "")

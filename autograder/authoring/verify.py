@@ -15,7 +15,7 @@ from pathlib import Path
 from autograder.course.stages import ROOT, STAGES, Stage
 from autograder.grading import sandbox
 from autograder.grading.judge import grade_stage
-from autograder.grading.record import Outcome, StageResult
+from autograder.record import Outcome, StageResult
 
 VARIANTS = ROOT / "tests" / "variants"
 Row = tuple[str, Stage, Path, str]  # (label, stage, module file, what it must earn: "full", "zero" or "less")

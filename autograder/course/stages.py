@@ -29,7 +29,10 @@ class Function:
     """One function of the student contract, as the generic grading code needs to know it."""
 
     name: str
-    oracle: str  # the course/oracle.py Oracle method giving its right answer (or the set of them) for the same args
+    # How its right answer (or the set of them) comes from the reference, for the same args: REFERENCE calls the
+    # same function of the stage's reference solution (in the grader's process); any other value names the
+    # course/oracle.py Oracle method that gives it (a set of right squares, a table computed once).
+    oracle: str
     returns: str  # one of RETURN_RULES
     allowed: tuple = ()  # "one of": the values an answer may take
     slow: bool = False  # a call may search the whole game tree: each gets its own CPU budget (plan.CALL_SECONDS)
@@ -38,6 +41,10 @@ class Function:
     # BOARD_DOMAINS, with each tuple of extra arguments after it.
     given: str = "positions"
     extra: tuple[tuple, ...] = ((),)
+    plays: bool = False  # it chooses a move for the player to move: `autograde play` and the tournament use it
+
+
+REFERENCE = "reference"  # Function.oracle: the answer is the reference solution's own function, called the same way
 
 
 # Stage 1's helpers, given complete in every later stage's module so that a mistake in one stage never spoils the
@@ -63,6 +70,14 @@ class Stage:
     stars: int  # 0 for the core lessons, 1 to 3 for the challenges
     hints: tuple[str, ...]
     bonus: bool = False  # worth bonus points, reported after the core total (see BONUS_STAGES_ON)
+    # The module-level dict the contract asks the student to fill ("" for none): the memo checks read it.
+    memo: str = ""
+    # The function whose calls stand for the work of a search in the memo or prune experiment (a memo answers the
+    # scoring again with one call of it a board; pruning makes few calls of it).
+    counted: str = ""
+    # The reference's functions the oracle wraps in a cache keyed on the board (their recursion looks the name up
+    # at each call, so a whole-game table costs one call a position).
+    cached: tuple[str, ...] = ()
 
     @property
     def functions(self) -> tuple[str, ...]:
@@ -113,6 +128,7 @@ STAGES: tuple[Stage, ...] = (
         title="Counting games: the size of the game tree",
         module="count_games",
         checks="s02_count_games",
+        cached=("count_games",),
         contract=(Function("count_games", "count_games", "int", slow=True, wrong="returned a wrong count"),),
         points=10,
         stars=0,
@@ -136,6 +152,7 @@ STAGES: tuple[Stage, ...] = (
                 slow=True,
                 wrong="chose a square that is not best",
                 given="unfinished",
+                plays=True,
             ),
         ),
         points=20,
@@ -151,6 +168,8 @@ STAGES: tuple[Stage, ...] = (
         title="Memoization: remember what you have scored",
         module="memoization",
         checks="s04_memoization",
+        memo="memo",
+        counted="score",
         contract=(
             Function("score", "score", "int", slow=True),
             Function(
@@ -160,6 +179,7 @@ STAGES: tuple[Stage, ...] = (
                 slow=True,
                 wrong="chose a square that is not best",
                 given="unfinished",
+                plays=True,
             ),
         ),
         points=20,
@@ -196,6 +216,7 @@ STAGES: tuple[Stage, ...] = (
         title="Challenge: who wins the games?",
         module="count_results",
         checks="s06_count_results",
+        cached=("count_results",),
         contract=(Function("count_results", "count_results", "tally", slow=True, wrong="returned a wrong count"),),
         points=15,
         stars=2,
@@ -210,6 +231,7 @@ STAGES: tuple[Stage, ...] = (
         title="Challenge: the quickest win",
         module="quickest_move",
         checks="s07_quickest_move",
+        cached=("quick_score",),
         contract=(
             Function(
                 "quickest_move",
@@ -218,6 +240,7 @@ STAGES: tuple[Stage, ...] = (
                 slow=True,
                 wrong="chose a square that is not best",
                 given="forced win",
+                plays=True,
             ),
         ),
         points=15,
@@ -239,6 +262,7 @@ BONUS_STAGES: tuple[Stage, ...] = (
         title="Bonus: alpha-beta pruning",
         module="alpha_beta",
         checks="s08_alpha_beta",
+        counted="alphabeta",
         contract=(
             Function("alphabeta", "alphabeta", "int", extra=(*ALPHA_BETA_WINDOWS, FULL_WINDOW)),
             Function("score", "score", "int", slow=True),
@@ -249,6 +273,7 @@ BONUS_STAGES: tuple[Stage, ...] = (
                 slow=True,
                 wrong="chose a square that is not best",
                 given="unfinished",
+                plays=True,
             ),
         ),
         points=10,
@@ -265,6 +290,7 @@ BONUS_STAGES: tuple[Stage, ...] = (
         title="Bonus: every best square, by depth",
         module="best_squares",
         checks="s09_best_squares",
+        cached=("depth_score",),
         contract=(
             Function("depth_score", "depth_score", "int", extra=tuple((depth,) for depth in DEPTHS)),
             Function("best_squares", "best_squares", "squares", given="unfinished"),
@@ -283,6 +309,8 @@ BONUS_STAGES: tuple[Stage, ...] = (
         title="Bonus: the same board turned and flipped",
         module="symmetry",
         checks="s10_symmetry",
+        memo="memo",
+        counted="score",
         contract=(
             Function("symmetries", "symmetries", "eight boards"),
             Function("canonical", "canonical", "board string"),

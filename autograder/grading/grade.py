@@ -37,14 +37,15 @@ from autograder.grading.intake import repositories
 from autograder.grading.judge import DEFAULT_SECONDS, Cancelled, grade_stage
 from autograder.grading.judging import fail_all
 from autograder.grading.part import PartError, chosen_part, kept_stages, stored_hash
-from autograder.grading.record import GradingParameters, Outcome, StageResult, SubmissionResult
 from autograder.grading.submissions import ClassError, Submission, find_class, read_student
+from autograder.grading.ungraded import ungraded_result
 from autograder.outputs import clean_line, gradesheet, uncreatable, write_atomically
 from autograder.outputs.folders import output_folders
 from autograder.outputs.gradebook import Gradebook, GradebookError
 from autograder.outputs.gradebook import problem as gradebook_problem
 from autograder.outputs.report import feedback_html, report_html, write_report
-from autograder.outputs.results import cleaned, json_text, submission_result, to_json, ungraded_result
+from autograder.outputs.results import cleaned, json_text, submission_result, to_json
+from autograder.record import GradingParameters, Outcome, StageResult, SubmissionResult
 from autograder.verbs import OneLineParser, fail
 
 # Everything whose change can change a grade (the grader, its hidden checks, the child, the references and the

@@ -25,8 +25,8 @@ from autograder.grading import feedback, sandbox
 from autograder.grading.judging import Unanswered, fail_all, judge_calls, judge_memo, judge_unchanged, unanswered
 from autograder.grading.plan import AGAIN_SECONDS, CALL_SECONDS, MEMO_KINDS, stage_plan
 from autograder.grading.protocol import Replies, ReplyReader, parse_replies
-from autograder.grading.record import Outcome, StageResult
 from autograder.grading.tables import table_look
+from autograder.record import Outcome, StageResult
 
 DEFAULT_SECONDS = 60  # CPU seconds per stage; the slowest honest answers (plain searches in slow Python) need about 10
 MEMO_CPU_CAP = CALL_SECONDS + AGAIN_SECONDS + 1  # the memo child's whole CPU limit: a forger cannot spend more

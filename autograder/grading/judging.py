@@ -14,8 +14,8 @@ from autograder.grading import feedback
 from autograder.grading.feedback import Problem
 from autograder.grading.plan import AGAIN_SECONDS, PRUNE_SECONDS, Plan
 from autograder.grading.protocol import Replies, decode
-from autograder.grading.record import Mistake, Outcome, StageResult, TestResult
 from autograder.grading.sandbox.run_result import WALL_CAP, memory_detail
+from autograder.record import Mistake, Outcome, StageResult, TestResult
 
 MEMO_POSITIONS = 5478
 MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,000 calls; plain minimax 549,946

@@ -15,13 +15,13 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from autograder.grading.record import FinalGrade, GradingParameters, SubmissionResult
 from autograder.outputs import clean_line, gradesheet, write_atomically
 from autograder.outputs.folders import output_folders
 from autograder.outputs.gradebook import Gradebook, GradebookError, StoredRun
 from autograder.outputs.gradebook import problem as gradebook_problem
 from autograder.outputs.report import write_pages
 from autograder.outputs.results import cleaned, json_text, to_json
+from autograder.record import FinalGrade, GradingParameters, SubmissionResult
 from autograder.verbs import fail
 
 PARAMETER_NAMES = {

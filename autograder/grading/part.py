@@ -14,7 +14,7 @@ import dataclasses
 import difflib
 
 from autograder.course.stages import STAGES, stage
-from autograder.grading.record import StageResult, SubmissionResult
+from autograder.record import StageResult, SubmissionResult
 
 PARTIAL = "partial-"  # starts the stored files_hash of a result whose stages came from different files
 

@@ -13,9 +13,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGES, TOTAL_POINTS
-from autograder.grading.record import UNCOUNTED, FinalGrade, StageKind, SubmissionResult
 from autograder.outputs import clean_line, name_order
 from autograder.outputs.gradesheet import points
+from autograder.record import UNCOUNTED, FinalGrade, StageKind, SubmissionResult
 
 ORDINARY = (StageKind.FULL, StageKind.WRONG)  # the score says it; every other kind is named in the table
 

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from autograder.grading.record import FinalGrade, GradingParameters, Lateness, SubmissionResult
 from autograder.outputs import uncreatable
 from autograder.outputs.results import from_json, test_name, to_json, visibility
+from autograder.record import FinalGrade, GradingParameters, Lateness, SubmissionResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

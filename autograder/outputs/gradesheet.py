@@ -6,8 +6,8 @@ import io
 from pathlib import Path
 
 from autograder.course.stages import BONUS_STAGES_ON, CORE_STAGES, STAGES
-from autograder.grading.record import FinalGrade, SubmissionResult
 from autograder.outputs import clean_line, name_order, write_atomically
+from autograder.record import FinalGrade, SubmissionResult
 
 BONUS = [stage for stage in STAGES if stage.bonus]
 # The first nine columns never change: bonus stages (when the course has them on) come after total, then bonus.

@@ -1,6 +1,6 @@
 """One student's results in Gradescope's results.json format (see docs/results-format.md), and back.
 
-The record of a graded submission is a SubmissionResult (grading/record.py). It is made here, where every text
+The record of a graded submission is a SubmissionResult (autograder/record.py). It is made here, where every text
 in it that a submission can influence is capped, so what the grader writes per student stays under a fixed
 size whatever the code did; to_json is the one place it becomes results.json, from_json the one place a stored
 results.json (the gradebook's, when an unchanged submission is reused) becomes a record again.
@@ -10,8 +10,8 @@ import dataclasses
 import json
 
 from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
-from autograder.grading.judging import fail_all
-from autograder.grading.record import (
+from autograder.outputs import clean, clean_line, clean_tree
+from autograder.record import (
     Commit,
     FinalGrade,
     GradingParameters,
@@ -22,7 +22,6 @@ from autograder.grading.record import (
     SubmissionResult,
     TestResult,
 )
-from autograder.outputs import clean, clean_line, clean_tree
 
 HIDDEN_VISIBILITY = "after_published"
 BONUS_TAG = "bonus"  # the last tag of a bonus stage's tests: Gradescope extra credit, never a function name
@@ -83,22 +82,6 @@ def submission_result(
         seconds=round(seconds, 3),
         grading=grading,
     )
-
-
-def ungraded_result(
-    student: str, reason: str, isolation, seconds: float = 0.0, grading: GradingParameters | None = None
-) -> SubmissionResult:
-    """The record of a submission the grader failed on: zeros everywhere, the reason, and no claim to be a grade."""
-    reason = clean_line(reason, MAX_MESSAGE)
-    message = f"could not be graded: {reason}"
-    stages = {stage.id: fail_all(stage, Outcome.UNGRADED, message) for stage in STAGES}
-    note = (
-        f"**This submission could not be graded**: {reason}. The zeros below are not a grade: the grader failed "
-        "on this submission; please tell the course staff."
-    )
-    result = submission_result(student, stages, isolation, [note], seconds, grading)
-    result.ungraded = reason
-    return result
 
 
 def test_name(test: TestResult) -> str:

@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 from autograder.course.board import LINES, winner
 from autograder.course.stages import STAGE_BY_ID, STAGES
-from autograder.grading.record import FinalGrade, StageKind, SubmissionResult
+from autograder.record import FinalGrade, StageKind, SubmissionResult
 from autograder.verbs import fail
 
 HELP_BELOW = 0.5  # a stage score under this share of its points...

@@ -24,8 +24,8 @@ from autograder.grading.intake.git_snapshot import GitError, git_output, has_git
 from autograder.grading.intake.layout import FLAT_NAMES, MAX_WRAPPERS, STAGE_FOLDERS
 from autograder.grading.intake.text import note
 from autograder.grading.intake.tree import MAX_FILE_BYTES, MAX_TOTAL_BYTES
-from autograder.grading.record import Commit
 from autograder.grading.submissions import ClassError, Submission, read_student
+from autograder.record import Commit
 
 __all__ = ["Commit", "class_of", "parse_at", "read_at"]
 

@@ -13,13 +13,13 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGES, TOTAL_POINTS
-from autograder.grading.record import FinalGrade, SubmissionResult
 from autograder.outputs import write_atomically
 from autograder.outputs.folders import output_folders
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import plots, views
 from autograder.outputs.report.markdown_render import markdown, markdown_inline
 from autograder.outputs.stats import number
+from autograder.record import FinalGrade, SubmissionResult
 
 
 def fill(score: views.Score) -> str:

@@ -1,6 +1,6 @@
 """What the pages show, as plain records built from the graded submissions: the one place that reads them.
 
-The results are the grader's typed records (autograder/grading/record.py). Everything the templates and the
+The results are the grader's typed records (autograder/record.py). Everything the templates and the
 plots need is taken out of them here, so the templates read only what they show. Texts stay as they came (the
 templates escape them; outputs and messages are Markdown, rendered by markdown_render).
 """
@@ -11,7 +11,11 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGE_BY_ID, STAGES, TOTAL_POINTS, Stage
-from autograder.grading.record import (
+from autograder.outputs import name_order, stats
+from autograder.outputs.folders import output_folders
+from autograder.outputs.gradesheet import points  # penalties keep their two decimals
+from autograder.outputs.stats import number
+from autograder.record import (
     NO_TIME,
     UNCOUNTED,
     Change,
@@ -25,10 +29,6 @@ from autograder.grading.record import (
     TestResult,
     stage_status,
 )
-from autograder.outputs import name_order, stats
-from autograder.outputs.folders import output_folders
-from autograder.outputs.gradesheet import points  # penalties keep their two decimals
-from autograder.outputs.stats import number
 
 ORDINARY_KINDS = (StageKind.FULL, StageKind.WRONG)  # the score says it all: no word beside it
 ACTION_WORDS = {"excuse": "excused", "set": "set to", "adjust": "adjusted by"}  # a Change's action, as its steps say

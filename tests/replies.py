@@ -46,7 +46,7 @@ def right_lines(stage_id: str, batches: int = 1, hidden: bool = False) -> list[d
 
 def right_memo_lines(calls: int = 16168) -> list[dict]:
     plan = stage_plan(MEMO.id)
-    report = {"memo": True, "ok": True, "value": "i0", "calls": calls, "size": MEMO_POSITIONS}
+    report = {"experiment": True, "ok": True, "value": "i0", "calls": calls, "size": MEMO_POSITIONS}
     report.update(boards=list(plan.memo_scores), values=list(plan.memo_scores.values()))
     return [{"import": "ok"}, report, {"again": list(plan.memo_again), "complete": True}, {"done": True}]
 

@@ -245,7 +245,7 @@ def test_the_memo_childs_own_replies_are_never_taken_for_tampering(mistake):
     assert_bounded(result)
 
 
-FORGE_EXIT = '    forge(JOB["memo"])\n    os._exit(0)\n'  # the end of forge_report.py
+FORGE_EXIT = '    forge(JOB["experiment"])\n    os._exit(0)\n'  # the end of forge_report.py
 
 
 @pytest.mark.parametrize("attack", ["forge_then_exit", "forge_then_real"])
@@ -254,7 +254,7 @@ def test_a_forged_memo_report_earns_nothing(attack, tmp_path):
     source = (HOSTILE / "memoization" / "forge_report.py").read_text()
     assert source.endswith(FORGE_EXIT)
     if attack == "forge_then_real":  # the forged report, then the child carries on and writes its real one
-        source = source.removesuffix(FORGE_EXIT) + '    forge(JOB["memo"])\n'  # (not read: it follows done)
+        source = source.removesuffix(FORGE_EXIT) + '    forge(JOB["experiment"])\n'  # (not read: it follows done)
     (tmp_path / "memoization.py").write_text(source)
     result = grade_hostile(MEMO, tmp_path / "memoization.py", seconds=2)  # the memo child needs <1 s
     assert result.score <= PLAIN_MINIMAX_POINTS

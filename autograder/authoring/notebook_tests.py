@@ -128,12 +128,13 @@ def _calls_cell(check: Check) -> list[str]:
     return [*_header(check, note), *_hidden(check, f"check_hidden({check.function}, {table(cases)})")]
 
 
-def _memo_cell(check: Check) -> list[str]:
+def _memo_cell(stage: Stage, check: Check) -> list[str]:
     """The memo experiment, with the grader's own numbers and the scores of every reachable board."""
     contents = check.memo_contents or {"".join(board): oracle().score(board) for board in oracle().positions}
     scores = table([Case(args=(tuple(board),), accept=frozenset({score})) for board, score in contents.items()])
     (one,) = check.cases
-    experiment = f"{check.function!r}, {_token(one)!r}, {scores}, again={AGAIN_EMPTY}, again_seconds={AGAIN_SECONDS}"
+    experiment = f"{check.function!r}, {stage.memo!r}, {_token(one)!r}, {scores}"
+    experiment += f", again={AGAIN_EMPTY}, again_seconds={AGAIN_SECONDS}"
     if check.kind == "memo-size":
         exact = ", exact=True" if check.memo_contents is not None else ""  # the keys are prescribed (10_symmetry)
         call = f"check_memo_size(globals(), {experiment}{exact})"
@@ -161,7 +162,7 @@ def test_cells(stage: Stage) -> list[tuple[Check, str]]:
         elif check.kind == "calls":
             lines = _calls_cell(check)
         elif check.kind in ("memo-size", "memo-speed"):
-            lines = _memo_cell(check)
+            lines = _memo_cell(stage, check)
         elif check.kind == "prune":
             lines = _prune_cell(check)
         elif check.kind == "unchanged":

@@ -7,8 +7,8 @@ fd 3 itself, so the trusted parent (autograder.grading.judge) reads every line s
 against the oracle and measures time itself. This file only has to keep an honest student's replies
 well-formed and bounded, whatever the student's code returns or raises.
 
-Two kinds of job: the calls of a stage ("steps"), and the memo experiment of the memoization stage
-("memo"), which runs in a child of its own so that the parent can read that child's CPU time.
+Two kinds of job: the calls of a stage ("steps"), and the memo or prune experiment of a stage that has one
+("experiment"), which runs in a child of its own so that the parent can read that child's CPU time.
 """
 
 import itertools
@@ -219,9 +219,9 @@ def score_value(value):
 
 
 def memo_experiment(module, filename, job, replies):
-    """Clear memo, score the board while counting every call of score, report memo, then score boards again.
+    """Clear the memo, make the call while counting every call of it, report the memo, then score boards again.
 
-    With read_memo false (the prune experiment) there is no memo: it reports an empty one.
+    The job names the module's memo dict ("table"); with none (the prune experiment) it reports an empty one.
 
     The scoring again (the empty board a few times, then every reachable board) is answered at once by a
     memo and costs a plain search seconds, so the parent can tell the two apart by this child's CPU time
@@ -230,15 +230,16 @@ def memo_experiment(module, filename, job, replies):
     name = job["call"]
     original = getattr(module, name, None)
     if not callable(original):
-        replies.send({"memo": True, "ok": False, "error": "missing", "message": f"{filename} has no function {name}"})
+        message = f"{filename} has no function {name}"
+        replies.send({"experiment": True, "ok": False, "error": "missing", "message": message})
         return
-    read_memo = job.get("read_memo", True)  # the prune experiment of the alpha-beta stage has no memo to read
-    memo = getattr(module, "memo", None)
-    if read_memo and type(memo) is not dict:
-        message = f"{filename} has no module-level dict called memo"
-        replies.send({"memo": True, "ok": False, "error": "memo", "message": message})
+    table = job["table"]  # None: the prune experiment of the alpha-beta stage has no memo to read
+    memo = getattr(module, table, None) if table else None
+    if table and type(memo) is not dict:
+        message = f"{filename} has no module-level dict called {table}"
+        replies.send({"experiment": True, "ok": False, "error": table, "message": message})
         return
-    if read_memo:
+    if table:
         memo.clear()
     counter = [0]
 
@@ -253,20 +254,20 @@ def memo_experiment(module, filename, job, replies):
         setattr(module, name, original)
     if how == "slow":
         message = f"took more than {job['seconds']} CPU seconds"
-        replies.send({"memo": True, "ok": False, "error": "slow", "message": message})
+        replies.send({"experiment": True, "ok": False, "error": "slow", "message": message})
         return
     if how == "error":
-        replies.send({"memo": True, "ok": False, **failure(filename, value)})
+        replies.send({"experiment": True, "ok": False, **failure(filename, value)})
         return
-    memo = getattr(module, "memo", None) if read_memo else {}
+    memo = getattr(module, table, None) if table else {}
     if type(memo) is not dict:
-        message = f"after score of the empty board, memo in {filename} is no longer a dict"
-        replies.send({"memo": True, "ok": False, "error": "memo", "message": message})
+        message = f"after {name} of the empty board, {table} in {filename} is no longer a dict"
+        replies.send({"experiment": True, "ok": False, "error": table, "message": message})
         return
     entries = list(itertools.islice(memo.items(), MEMO_ENTRIES))
     replies.send(
         {
-            "memo": True,
+            "experiment": True,
             "ok": True,
             "value": encode(value),
             "calls": counter[0],
@@ -351,8 +352,8 @@ def main():
         replies.send({"import": "error", **failure(filename, module)})
         return
     replies.send({"import": "ok"})
-    if "memo" in job:
-        memo_experiment(module, filename, job["memo"], replies)
+    if "experiment" in job:
+        memo_experiment(module, filename, job["experiment"], replies)
     else:
         for step in job["steps"]:
             replies.add(run_step(module, filename, step))

@@ -268,7 +268,8 @@ def judge_memo(
         outcome = unanswered.outcome
         problems.append(feedback.memo_never_answered(unanswered.why))
     elif not reply["ok"]:
-        outcome = Outcome.MISSING if reply["error"] in ("missing", "memo") else Outcome.ERROR
+        absent = reply["error"] == "missing" or (plan.memo_name and reply["error"] == plan.memo_name)
+        outcome = Outcome.MISSING if absent else Outcome.ERROR
         problems.append(feedback.error_text(check.function, reply) + ".")
     else:
         value = decode(reply["value"])

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from autograder.course.checks import Case, Check, stage_checks
-from autograder.course.stages import FUNCTIONS, STAGES
+from autograder.course.stages import FUNCTIONS, STAGES, Stage
 from autograder.grading.child import encode
 
 # Functions whose calls can be slow in honest code (plain searches) get a timer per call, so one slow
@@ -56,6 +56,7 @@ class Plan:
     hidden_ids: frozenset[int] = frozenset()  # the steps of the hidden run: boards no visible check asks
     hidden_job: bytes = b""  # the hidden run's job
     memo_job: bytes | None = None  # the memo experiment's job, for the stage that has one
+    memo_name: str = ""  # the memo dict the experiment reads (Stage.memo; "" for the prune experiment)
     memo_again: tuple[int | None, ...] = ()  # the right answers of the scoring again, in the job's order
     memo_scores: dict[str, int] = field(default_factory=dict)  # what a right memo holds: each key (a board) -> score
     memo_counts: Counter = field(default_factory=Counter)  # how many of those boards score 1, 0 and -1
@@ -77,11 +78,11 @@ def encodings(answers) -> frozenset[str]:
 @functools.cache
 def stage_plan(stage_id: str) -> Plan:
     checks = stage_checks(stage_id)
-    module = next(stage.module for stage in STAGES if stage.id == stage_id)
+    stage = next(stage for stage in STAGES if stage.id == stage_id)
     steps, ids, expected, memo = [], {}, {}, {}
     for check in checks:
         if check.kind in MEMO_KINDS:
-            memo = _memo_plan(module, check)
+            memo = _memo_plan(stage, check)
             continue
         expected[check.id] = []
         for one in check.cases:
@@ -96,8 +97,10 @@ def stage_plan(stage_id: str) -> Plan:
     # A step of a visible check is asked in the visible run, even when a hidden check shares it: it is no secret.
     visible_ids = frozenset(step_id for check in checks if check.visible for step_id, _, _ in expected[check.id])
     hidden_ids = frozenset(step["id"] for step in steps) - visible_ids
-    job = json.dumps({"module": module, "steps": [step for step in steps if step["id"] in visible_ids]}).encode()
-    hidden_job = json.dumps({"module": module, "steps": [step for step in steps if step["id"] in hidden_ids]}).encode()
+    job = json.dumps({"module": stage.module, "steps": [step for step in steps if step["id"] in visible_ids]}).encode()
+    hidden_job = json.dumps(
+        {"module": stage.module, "steps": [step for step in steps if step["id"] in hidden_ids]}
+    ).encode()
     quick = {}
     for check_id, cases in expected.items():
         single = [(step_id, next(iter(right))) for step_id, right, _ in cases if len(right) == 1]
@@ -120,7 +123,7 @@ def stage_plan(stage_id: str) -> Plan:
     )
 
 
-def _memo_plan(module: str, check: Check) -> dict:
+def _memo_plan(stage: Stage, check: Check) -> dict:
     from autograder.course.oracle import oracle
 
     positions = oracle().positions  # every reachable board, the empty board first
@@ -128,16 +131,17 @@ def _memo_plan(module: str, check: Check) -> dict:
     board = "".join(check.cases[0].args[0])
     if check.kind == "prune":  # no memo: the empty board, then the nine openings
         again = ["".join(child) for child in oracle().children(check.cases[0].args[0]).values()]
-        experiment = {"call": check.function, "board": board, "seconds": PRUNE_SECONDS, "read_memo": False}
+        experiment = {"call": check.function, "board": board, "seconds": PRUNE_SECONDS, "table": None}
         experiment.update(again=again, again_seconds=PRUNE_SECONDS)
         contents = {}
     else:
         again = [board] * AGAIN_EMPTY + list(scores)
-        experiment = {"call": check.function, "board": board, "seconds": CALL_SECONDS}
+        experiment = {"call": check.function, "board": board, "seconds": CALL_SECONDS, "table": stage.memo}
         experiment.update(again=again, again_seconds=AGAIN_SECONDS)
         contents = scores if check.memo_contents is None else dict(check.memo_contents)
     return {
-        "memo_job": json.dumps({"module": module, "memo": experiment}).encode(),
+        "memo_job": json.dumps({"module": stage.module, "experiment": experiment}).encode(),
+        "memo_name": experiment["table"] or "",
         "memo_again": tuple(scores[board] for board in again),
         "memo_scores": contents,
         "memo_counts": Counter(contents.values()),

@@ -141,7 +141,7 @@ class _Reader:
     def __init__(self, plan: Plan, replies: Replies, memo: bool, ids: frozenset[int]):
         self.plan, self.replies, self.ids = plan, replies, ids
         self.state = "import"
-        self.after_import = "memo" if memo else "steps"
+        self.after_import = "experiment" if memo else "steps"
         self.line = 0
 
     def take(self, text: bytes) -> None:
@@ -187,11 +187,11 @@ class _Reader:
         else:
             self.fail("neither a batch of replies nor done")
 
-    def on_memo(self, message: dict) -> None:
-        if message.get("memo") is not True:
+    def on_experiment(self, message: dict) -> None:
+        if message.get("experiment") is not True:
             self.fail("not the memo experiment's report")
         if message.get("ok") is True:
-            self.expect(message, {"memo", "ok", "value", "calls", "size", "boards", "values"})
+            self.expect(message, {"experiment", "ok", "value", "calls", "size", "boards", "values"})
             self.value(message["value"])
             calls, size, boards, values = message["calls"], message["size"], message["boards"], message["values"]
             if type(calls) is not int or not 0 <= calls < 10**15 or type(size) is not int or not 0 <= size < 10**12:
@@ -215,7 +215,7 @@ class _Reader:
                 self.fail("a memo value that is not a score")
             self.replies.memo, self.state = message, "again"
         elif message.get("ok") is False:
-            self.replies.memo, self.state = self.failure(message, "memo"), "done"
+            self.replies.memo, self.state = self.failure(message, "experiment"), "done"
         else:
             self.fail("the memo report has no ok")
 

@@ -3,8 +3,8 @@
 Standard library only, started as `python -I -S play_child.py`, one sandboxed run per request of the player
 (autograder/players.py). stdin holds one JSON job:
 
-    {"module": "minimax", "function": "choose_move", "boards": [...], "ahead": [...], "known": [...],
-     "budget": seconds}
+    {"module": <the stage's module>, "function": <its function that plays>, "boards": [...], "ahead": [...],
+     "known": [...], "budget": seconds}
 
 Boards are 9-character strings. Every board of "boards" is answered; then, until "budget" seconds after it
 started, the boards of "ahead" and the boards the player can face next (one per reply of the opponent to each

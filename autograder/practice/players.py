@@ -16,13 +16,15 @@ from pathlib import Path
 
 from autograder.course.board import empty_squares, to_move
 from autograder.course.oracle import cached_reference, oracle
-from autograder.course.stages import STAGE_BY_ID, STAGE_BY_MODULE
+from autograder.course.stages import FUNCTIONS, STAGE_BY_ID, STAGE_BY_MODULE, STAGES
 from autograder.grading import judge, sandbox
 from autograder.grading.submissions import read_student
 from autograder.practice.play_child import BOARD_ITEMS, MARK, SQUARE_CAP, TEXT_CAP, Plan, legal, unchanged
 
-# The student players: module name -> the function asked for a move.
-STUDENT_FUNCTIONS = {"minimax": "choose_move", "memoization": "choose_move", "quickest_move": "quickest_move"}
+# The student players, from the manifest: each core stage's module -> its function that plays (asked for a move).
+STUDENT_FUNCTIONS = {
+    stage.module: function.name for stage in STAGES if not stage.bonus for function in stage.contract if function.plays
+}
 KINDS = ("human", "random", "perfect", *STUDENT_FUNCTIONS)
 
 # Asked once before play so a starter that still raises NotImplementedError is caught before the first move.
@@ -428,6 +430,12 @@ def where(reply):
     return f"\n  at {clean(reply['where'])}" if reply.get("where") else ""
 
 
+def forced_wins_only(module: str) -> bool:
+    """Whether the module's player is asked only about boards where it can force a win (quickest_move's contract):
+    the perfect player then moves for it elsewhere."""
+    return FUNCTIONS[STUDENT_FUNCTIONS[module]].given == "forced win"
+
+
 def make(kind, rng, folder, time_limit, mark=None):
     """A player of the given kind (one of KINDS), to play mark when given."""
     if kind == "human":
@@ -436,5 +444,5 @@ def make(kind, rng, folder, time_limit, mark=None):
         return RandomPlayer(rng)
     if kind == "perfect":
         return Perfect(rng)
-    fallback = Perfect(rng) if STUDENT_FUNCTIONS[kind] == "quickest_move" else None
+    fallback = Perfect(rng) if forced_wins_only(kind) else None
     return Student(kind, folder, time_limit, mark, fallback)

@@ -26,13 +26,16 @@ from dataclasses import dataclass, field
 
 from autograder.course.checks.visible import examples
 from autograder.course.oracle import oracle
-from autograder.course.stages import STAGE_BY_ID, STAGE_BY_MODULE
+from autograder.course.stages import STAGE_BY_MODULE
 from autograder.grading.judge import is_starter
 from autograder.grading.submissions import read_student
-from autograder.practice.players import Perfect, RandomPlayer, Stop, Student
+from autograder.practice.players import STUDENT_FUNCTIONS, Perfect, RandomPlayer, Stop, Student, forced_wins_only
 from autograder.tournament.classic import classic_move
 
-CHOOSE_MOVE_MODULES = ("memoization", "minimax")  # the stage 4 player first, else stage 3's
+# The players asked about every unfinished board, the latest stage's first (stage 4's, else stage 3's), and the one
+# asked only where its player can force a win (stage 7's), from the manifest (Function.plays, Function.given).
+MAIN_MODULES = tuple(reversed([module for module in STUDENT_FUNCTIONS if not forced_wins_only(module)]))
+(QUICK_MODULE,) = (module for module in STUDENT_FUNCTIONS if forced_wins_only(module))
 
 
 class Forfeit(Exception):
@@ -134,6 +137,10 @@ def references() -> list[Entrant]:
     ]
 
 
+def _stage_named(module: str) -> str:
+    return f"stage {int(STAGE_BY_MODULE[module].id[:2])}"
+
+
 def started(module: str, path, time_limit: float, source: str) -> tuple[Student | None, str]:
     """A started player of the student's module (source: its text as submitted), or None and why it cannot play."""
     stage = STAGE_BY_MODULE[module]
@@ -149,9 +156,10 @@ def started(module: str, path, time_limit: float, source: str) -> tuple[Student 
 
 
 def answers_the_examples(player: Student) -> bool:
-    """Whether quickest_move returns a quickest move on every worked example of stage 7's visible tests."""
-    for function, args, _expected, _why in examples(STAGE_BY_ID["07_quickest_move"]):
-        if function != "quickest_move":
+    """Whether the player's function (stage 7's quickest_move) answers every worked example of its stage's visible
+    tests right."""
+    for function, args, _expected, _why in examples(player.stage):
+        if function != player.function:
             continue
         board = list(args[0])
         try:
@@ -159,7 +167,7 @@ def answers_the_examples(player: Student) -> bool:
                 move = player.move(board)
         except Stop:
             return False
-        if move not in oracle().quickest_moves(tuple(board)):
+        if move not in oracle().answer(function, tuple(board)):
             return False
     return True
 
@@ -168,28 +176,34 @@ def student_entrants(name: str, path, time_limit: float) -> tuple[list[Entrant],
     """The players one submission enters, notes about what it could not enter, and why it did not enter at all
     (then there are no players)."""
     submitted = read_student(name, path).sources  # the grader's reader: links, caps, zips and notebooks
-    modules = [module for module in CHOOSE_MOVE_MODULES if STAGE_BY_MODULE[module].id in submitted]
+    modules = [module for module in MAIN_MODULES if STAGE_BY_MODULE[module].id in submitted]
     if not modules:
-        return [], [], Absent(name, "neither stage 4 nor stage 3 was submitted")
+        return [], [], Absent(name, "neither " + " nor ".join(map(_stage_named, MAIN_MODULES)) + " was submitted")
     reasons = []
     for module in modules:
         player, why = started(module, path, time_limit, submitted[STAGE_BY_MODULE[module].id].text)
         if player is not None:
-            main = StudentEntrant(name, f"{module}.choose_move", student=name, player=player)
+            main = StudentEntrant(name, player.name, student=name, player=player)
             break
         reasons.append(why)
     else:
         return [], [], Absent(name, "; ".join(reasons))
-    notes = [f"{name}: plays stage 3's choose_move, as stage 4's cannot play: {reasons[0]}"] if reasons else []
-    quickest = STAGE_BY_MODULE["quickest_move"].id
-    if quickest not in submitted:
+    if reasons:
+        played, skipped = main.player.module, modules[0]
+        said = f"plays {_stage_named(played)}'s {STUDENT_FUNCTIONS[played]}, as {_stage_named(skipped)}'s cannot play"
+        notes = [f"{name}: {said}: {reasons[0]}"]
+    else:
+        notes = []
+    quickest, function = STAGE_BY_MODULE[QUICK_MODULE], STUDENT_FUNCTIONS[QUICK_MODULE]
+    if quickest.id not in submitted:
         return [main], notes, None
-    quick, why = started("quickest_move", path, time_limit, submitted[quickest].text)
+    quick, why = started(QUICK_MODULE, path, time_limit, submitted[quickest.id].text)
     if quick is None:
-        return [main], [*notes, f"{name}: quickest_move not entered: {why}"], None
+        return [main], [*notes, f"{name}: {function} not entered: {why}"], None
     if not answers_the_examples(quick):
-        return [main], [*notes, f"{name}: quickest_move not entered: it gets a worked example of stage 7 wrong"], None
+        wrong = f"it gets a worked example of {_stage_named(QUICK_MODULE)} wrong"
+        return [main], [*notes, f"{name}: {function} not entered: {wrong}"], None
     entrant = QuickestEntrant(
-        f"{name} (quickest)", f"quickest_move, else {main.plays}", student=name, quickest=quick, fallback=main
+        f"{name} (quickest)", f"{function}, else {main.plays}", student=name, quickest=quick, fallback=main
     )
     return [main, entrant], notes, None

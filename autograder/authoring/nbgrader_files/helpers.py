@@ -198,18 +198,18 @@ def _score_value(value):
     return value if type(value) is int and value in (-1, 0, 1) else None
 
 
-def _memo_experiment(namespace, name, case, scores, again, again_seconds):
-    """Clear memo and score the board, counting every call of the function; then score the board again (again
-    times) and every reachable board, all within again_seconds of CPU time.
+def _memo_experiment(namespace, name, table_name, case, scores, again, again_seconds):
+    """Clear the memo (the module-level dict table_name) and score the board, counting every call of the function;
+    then score the board again (again times) and every reachable board, all within again_seconds of CPU time.
 
     Returns the memo's entries, the number of calls, whether the scoring again was right, and the CPU time.
     """
     (args, answers), start = _cases(case)[0], time.process_time()
-    original, memo = namespace.get(name), namespace.get("memo")
+    original, memo = namespace.get(name), namespace.get(table_name)
     if not callable(original):
         raise AssertionError(f"there is no function {name}")
     if type(memo) is not dict:
-        raise AssertionError("there is no module-level dict called memo")
+        raise AssertionError(f"there is no module-level dict called {table_name}")
     memo.clear()
     calls = [0]
 
@@ -224,9 +224,9 @@ def _memo_experiment(namespace, name, case, scores, again, again_seconds):
         raise AssertionError(_raised(original, args, error)) from error
     finally:
         namespace[name] = original
-    memo = namespace.get("memo")
+    memo = namespace.get(table_name)
     if type(memo) is not dict:
-        raise AssertionError(f"after {name} of the empty board, memo is no longer a dict")
+        raise AssertionError(f"after {name} of the empty board, {table_name} is no longer a dict")
     if not (type(value) is int and _right(value, answers)):
         raise AssertionError(f"{name} of the empty board returned {_repr(value)}, which is not its score")
     entries = list(memo.items())[:6000]
@@ -242,18 +242,18 @@ def _memo_experiment(namespace, name, case, scores, again, again_seconds):
     return entries, calls[0], right, time.process_time() - start
 
 
-def check_memo_size(namespace, name, case, table, again, again_seconds, exact=False):
+def check_memo_size(namespace, name, memo, case, table, again, again_seconds, exact=False):
     """After memo.clear() and scoring the board, memo holds every reachable board (the table), each with its score.
 
     Keys that are not the boards themselves pass when the memo answers every reachable board right, unless exact:
     then the keys must be the table's boards (the canonical boards, in 10_symmetry).
     """
     scores = _scores(table)
-    entries, _, right, _ = _memo_experiment(namespace, name, case, scores, again, again_seconds)
-    size = len(namespace["memo"])
+    entries, _, right, _ = _memo_experiment(namespace, name, memo, case, scores, again, again_seconds)
+    size = len(namespace[memo])
     if size != len(scores):
         raise AssertionError(
-            f"After memo.clear() and {name} of the empty board, memo held {size:,} boards; every reachable "
+            f"After {memo}.clear() and {name} of the empty board, {memo} held {size:,} boards; every reachable "
             f"position ({len(scores):,}) should be in it, each once."
         )
     boards = [_board_of(key) for key, _ in entries]
@@ -262,24 +262,24 @@ def check_memo_size(namespace, name, case, table, again, again_seconds, exact=Fa
         return
     if exact:
         raise AssertionError(
-            f"memo held {size:,} entries, but they are not the canonical boards (canonical(board), a string of 9 "
+            f"{memo} held {size:,} entries, but they are not the canonical boards (canonical(board), a string of 9 "
             "characters), each with its score."
         )
     if sorted(values, key=repr) != sorted(scores.values(), key=repr):
         raise AssertionError(
-            f"memo held {size:,} entries, but their values are not the scores of the reachable boards: each value "
+            f"{memo} held {size:,} entries, but their values are not the scores of the reachable boards: each value "
             "should be its board's score (1, 0 or -1, an int)."
         )
     if not right:
         raise AssertionError(
-            f"memo held {size:,} entries, but they are not all stored with their own board's score (or its keys are "
+            f"{memo} held {size:,} entries, but they are not all stored with their own board's score (or its keys are "
             "not the boards themselves, and scoring every reachable board again was not answered right at once)."
         )
 
 
-def check_memo_speed(namespace, name, case, table, again, again_seconds, calls_limit, cpu_seconds):
+def check_memo_speed(namespace, name, memo, case, table, again, again_seconds, calls_limit, cpu_seconds):
     """Scoring the board from an empty memo makes few calls, and the memo answers every reachable board at once."""
-    _, calls, right, seconds = _memo_experiment(namespace, name, case, _scores(table), again, again_seconds)
+    _, calls, right, seconds = _memo_experiment(namespace, name, memo, case, _scores(table), again, again_seconds)
     if calls > calls_limit:
         raise AssertionError(
             f"Scoring the empty board from an empty memo called {name} {calls:,} times; plain minimax makes "

@@ -76,7 +76,7 @@ def forge(experiment):
     values = [1] * 2936 + [-1] * 1474 + [0] * 1068  # the counts of a right memo
     lines = [
         {"import": "ok"},
-        {"memo": True, "ok": True, "value": "i0", "calls": 16168, "size": 5478,
+        {"experiment": True, "ok": True, "value": "i0", "calls": 16168, "size": 5478,
          "boards": [None] * 5478, "values": values},
         {"again": again, "complete": True},
         {"done": True},
@@ -85,6 +85,6 @@ def forge(experiment):
 
 
 JOB = find_job()
-if JOB is not None and "memo" in JOB:
-    forge(JOB["memo"])
+if JOB is not None and "experiment" in JOB:
+    forge(JOB["experiment"])
     os._exit(0)

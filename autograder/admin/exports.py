@@ -29,6 +29,7 @@ from pathlib import Path
 from autograder.admin.final_grade import cents
 from autograder.admin.roster import CANVAS_POINTS_ROW, Roster, RosterError, Student, load_roster
 from autograder.outputs import clean_line, write_atomically
+from autograder.outputs.folders import GRADEBOOK
 from autograder.outputs.gradebook import Gradebook, GradebookError
 from autograder.outputs.gradesheet import inert, points
 from autograder.record import FinalGrade
@@ -219,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     raw = args.scores == "raw"
     try:
         roster = load_roster(args.roster, args.folder_column)
-        finals, unfinished = latest_finals(args.gradebook or args.out / "gradebook.db")
+        finals, unfinished = latest_finals(args.gradebook or args.out / GRADEBOOK)
         run = layout(list(finals.values()))
         assignment = clean_line(args.assignment)
         cols = columns(args.format, assignment, run, args.columns == "stages", raw, args.moodle_items)

@@ -28,7 +28,7 @@ from autograder.authoring import build
 from autograder.course.stages import STAGES, Stage
 from autograder.grading.submissions import ClassError, Submission, find_class, read_student
 from autograder.outputs import clean_line, write_atomically
-from autograder.outputs.folders import blocked_output
+from autograder.outputs.folders import REPORT, blocked_output
 from autograder.verbs import fail
 
 PAGE = "similar.html"
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail("autograde similar", f"cannot write {path}: {clean_line(error.strerror or error)}")
     shown = len(page.pairs) + page.more
     print(f"Wrote {path}: {shown} pair(s) at least {threshold:.0%} alike among {len(submissions)} students.")
-    if (args.out / "report.html").exists():
+    if (args.out / REPORT).exists():
         print("The class report links it from the next `autograde grade --out` into the same folder.")
     return 0
 

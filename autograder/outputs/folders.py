@@ -24,21 +24,28 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
+# The files of a run, named here once: OUT/grades.csv, OUT/report.html and OUT/gradebook.db, and in each student's
+# folder results.json and feedback.html.
+GRADES = "grades.csv"
+REPORT = "report.html"
+GRADEBOOK = "gradebook.db"
+RESULTS = "results.json"
+FEEDBACK = "feedback.html"
 # Every file or folder a verb writes at the top of OUT (grade, merge, similar, tournament, stats' inputs) or of
 # DEST (publish: one folder or zip per student). A verb that adds an output adds its name here.
 RESERVED = frozenset(
     {
-        "grades.csv",
-        "report.html",
-        "gradebook.db",
-        "gradebook.db-wal",
-        "gradebook.db-shm",
-        "gradebook.db-journal",
+        GRADES,
+        REPORT,
+        GRADEBOOK,
+        f"{GRADEBOOK}-wal",
+        f"{GRADEBOOK}-shm",
+        f"{GRADEBOOK}-journal",
         "tournament.html",
         "tournament.json",
         "similar.html",
-        "results.json",
-        "feedback.html",
+        RESULTS,
+        FEEDBACK,
     }
 )
 MAX_FOLDER_BYTES = 200  # of a folder's name: 255 per name on every common filesystem, less room for DEST's extras

@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from autograder.course.board import LINES, winner
 from autograder.course.stages import STAGE_BY_ID, STAGES
+from autograder.outputs.folders import GRADEBOOK
 from autograder.record import FinalGrade, StageKind, SubmissionResult
 from autograder.verbs import fail
 
@@ -477,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="the OUT folder of `autograde grade` (its gradebook.db is read)")
     parser.add_argument("--gradebook", type=Path, help="the SQLite gradebook (default: OUT/gradebook.db)")
     args = parser.parse_args(argv)
-    path = args.gradebook or args.out / "gradebook.db"
+    path = args.gradebook or args.out / GRADEBOOK
     from autograder.outputs.gradebook import problem
 
     why = problem(path) if path.is_file() else f"no gradebook at {path} (grade the class first)"

@@ -14,7 +14,7 @@ from markupsafe import Markup
 
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGES, TOTAL_POINTS
 from autograder.outputs import write_atomically
-from autograder.outputs.folders import output_folders
+from autograder.outputs.folders import FEEDBACK, REPORT, output_folders
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import plots, views
 from autograder.outputs.report.markdown_render import markdown, markdown_inline
@@ -121,7 +121,7 @@ def write_report(
     absent: dict[str, FinalGrade] | None = None,
 ) -> Path:
     """OUT/report.html, linking the similarity and tournament pages when they are there; returns its path."""
-    report = out / "report.html"
+    report = out / REPORT
     write_atomically(
         report,
         report_html(
@@ -147,5 +147,5 @@ def write_pages(
     """OUT/report.html and OUT/<folder>/feedback.html for every student; returns the report's path."""
     folders = folders or output_folders(results)
     for student, result in results.items():
-        write_atomically(out / folders[student] / "feedback.html", feedback_html(result, show_hidden))
+        write_atomically(out / folders[student] / FEEDBACK, feedback_html(result, show_hidden))
     return write_report(out, results, notes, folders, absent)

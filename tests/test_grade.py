@@ -356,8 +356,8 @@ def test_a_gradebook_path_that_is_not_a_gradebook_is_one_line_and_nothing_is_wri
 
 def test_no_usable_sandbox_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     """Not root and no working bubblewrap (detect() refuses): is that one line, exit 2, and OUT never created?"""
-    from autograder.grading import grade as grading
     from autograder.grading import sandbox
+    from autograder.verbs import grade as grading
 
     def refuse(fresh=False):
         raise RuntimeError("not root and bubblewrap does not work here; set AUTOGRADE_ISOLATION=none to grade anyway")
@@ -426,7 +426,7 @@ CREATE TABLE run_students (run_id INTEGER NOT NULL REFERENCES runs(id), student 
 
 def test_an_older_gradebook_gains_the_new_columns_and_its_results_are_regraded_once(tmp_path):
     """Does a gradebook without the grading parameters open, and is its result (same files, same suite) regraded?"""
-    from autograder.grading.grade import suite_hash
+    from autograder.grading.reuse import suite_hash
     from autograder.grading.submissions import read_student
 
     folder, out = tmp_path / "class", tmp_path / "out"
@@ -459,15 +459,16 @@ FAILS_HERE = "# the grader fails on this file\n"
 
 def test_a_failure_inside_the_grader_becomes_that_submissions_result(tmp_path, monkeypatch, capsys):
     """When grading one submission raises inside the grader, is it "could not be graded" with zeros, and only it?"""
-    from autograder.grading import grade as grading
+    from autograder.grading import grade as barrier
     from autograder.grading.judge import grade_stage
+    from autograder.verbs import grade as grading
 
     def failing_on_one(stage, source, *args, **kwargs):
         if FAILS_HERE in source:
             "\udc80".encode()  # UnicodeEncodeError, as a lone surrogate gives anywhere text is written
         return grade_stage(stage, source, *args, **kwargs)
 
-    monkeypatch.setattr(grading, "grade_stage", failing_on_one)
+    monkeypatch.setattr(barrier, "grade_stage", failing_on_one)
     folder, out = tmp_path / "class", tmp_path / "out"
     for name in ("ada", "cat"):
         write_student(folder / name, cheap())
@@ -502,13 +503,13 @@ def test_gradescopes_run_uses_the_same_barrier(tmp_path, monkeypatch, capsys):
     """Does Gradescope's run write a valid results.json saying "could not be graded" when the grader fails on it?"""
     import jsonschema
 
-    from autograder.grading import grade as grading
-    from autograder.grading import gradescope
+    from autograder.grading import grade as barrier
+    from autograder.verbs import gradescope
 
     def failing(stage, source, *args, **kwargs):
         raise sqlite3.OperationalError("database is locked")
 
-    monkeypatch.setattr(grading, "grade_stage", failing)
+    monkeypatch.setattr(barrier, "grade_stage", failing)
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "rules.py").write_text(reference("01_rules"))
     assert gradescope.run(tmp_path) == 1

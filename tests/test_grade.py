@@ -721,3 +721,50 @@ def test_a_second_ctrl_c_leaves_quietly(tmp_path):
     assert code == 130 and took < 3 and "Traceback" not in errors, errors
     assert survivors(marker) == []
     assert "bob" not in {row[0] for row in gradebook(out).execute("SELECT student FROM submissions")}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The layers and the one time limit
+
+
+def test_grading_imports_nothing_of_the_courses_administration_nor_of_the_verbs_composing_it():
+    """The course step is passed in (grading/course_step.py): no module of grading/ climbs to admin/ or to
+    verbs/grade.py and verbs/gradescope.py, which compose the two."""
+    import ast
+
+    climbs = []
+    for path in sorted((ROOT / "autograder" / "grading").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            climbs += [f"{path.relative_to(ROOT)}: {name}" for name in names if name.startswith(CLIMBS)]
+    assert climbs == []
+
+
+CLIMBS = ("autograder.admin", "autograder.verbs.grade")  # verbs/grade.py and verbs/gradescope.py
+
+
+def test_the_stage_time_limit_is_one_value_with_one_default():
+    """--time-limit's default is DEFAULT_STAGE_SECONDS, and below the options no step on its way to the sandbox's
+    Limits has a default of its own."""
+    import inspect
+
+    from autograder.grading import grade as barrier
+    from autograder.grading import judge, sandbox
+    from autograder.grading.options import parse_options
+
+    options = parse_options(["class", "--out", "out"])
+    assert options.time_limit == sandbox.DEFAULT_STAGE_SECONDS
+    steps = {
+        barrier.grade_submission: "seconds",
+        barrier.grade_student: "seconds",
+        barrier.grade_guarded: "seconds",
+        judge.grade_stage: "seconds",
+        judge.judge_stage: "seconds",
+        judge.stage_limits: "seconds",
+        sandbox.Limits: "cpu_seconds",
+    }
+    for step, name in steps.items():
+        assert inspect.signature(step).parameters[name].default is inspect.Parameter.empty, step.__qualname__
+    assert inspect.signature(sandbox.Limits).parameters["wall_seconds"].default is inspect.Parameter.empty

@@ -12,6 +12,7 @@ from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.grading import exposure, sandbox, shards
 from autograder.grading.batch import Batch
@@ -20,7 +21,7 @@ from autograder.grading.grade import failure_reason, grade_guarded, ungraded
 from autograder.grading.intake import repositories
 from autograder.grading.interrupt import interrupted, wind_down
 from autograder.grading.options import GradeOptions, output_problem, usable_output
-from autograder.grading.part import PartError, chosen_part, kept_stages, stored_hash
+from autograder.grading.part import Part, PartError, chosen_part, kept_stages, stored_hash
 from autograder.grading.reuse import grading_parameters, why_regraded
 from autograder.grading.submissions import Submission, find_class, read_student
 from autograder.outputs import clean_line, gradesheet
@@ -28,8 +29,11 @@ from autograder.outputs.folders import output_folders
 from autograder.outputs.gradebook import Gradebook, GradebookError
 from autograder.outputs.gradebook import problem as gradebook_problem
 from autograder.outputs.report import write_report
-from autograder.record import SubmissionResult
+from autograder.record import GradingParameters, SubmissionResult
 from autograder.verbs import fail
+
+if TYPE_CHECKING:
+    from autograder.outputs.console import Console
 
 MAX_NOTES = 50  # notes about the class folder shown in the terminal and the report
 
@@ -106,6 +110,37 @@ def grade_class(options: GradeOptions, found: ClassList, course: CourseStep, sto
         return _fail(f"cannot write to the gradebook {gradebook_path}: {error}")
     batch = Batch(options, book, run_id, parameters, isolation, course, output_folders(n for n, _ in students))
 
+    pending, kept, regrade_lines = _reuse_or_read(options, students, part, book, batch, parameters, console, stop)
+    code = _grade_pending(options, pending, kept, isolation, batch, console, stop, len(students))
+    if code is not None:
+        book.close()
+        return code
+    absent = course.absent()
+    try:
+        for name, final in absent.items():
+            book.record_absent(run_id, name, final)
+        book.finish_run(run_id)
+    except sqlite3.Error as error:
+        book.close()
+        return _fail(f"cannot write to the gradebook {gradebook_path}: {error}")
+    book.close()
+    return _write_class(options, batch, [*notes, *regrade_lines], absent, console)
+
+
+def _reuse_or_read(
+    options: GradeOptions,
+    students: list[tuple[str, Path]],
+    part: Part,
+    book: Gradebook,
+    batch: Batch,
+    parameters: GradingParameters,
+    console: "Console",
+    stop: threading.Event,
+) -> tuple[list[Submission], dict[str, dict], list[str]]:
+    """Each student's stored result finished as it is when it can stand, or the submission read to be graded.
+
+    Returns the submissions to grade, the stages --stage takes over (student -> stages) and the lines saying why
+    results were regraded."""
     pending: list[Submission] = []
     kept: dict[str, dict] = {}  # student -> the stages --stage takes over
     regraded: Counter[str] = Counter()
@@ -173,7 +208,23 @@ def grade_class(options: GradeOptions, found: ClassList, course: CourseStep, sto
     regrade_lines = [f"{count} regraded: {reason}" for reason, count in regraded.most_common()]
     for line in regrade_lines:
         console.say(line)
+    return pending, kept, regrade_lines
 
+
+def _grade_pending(
+    options: GradeOptions,
+    pending: list[Submission],
+    kept: dict[str, dict],
+    isolation: sandbox.Isolation,
+    batch: Batch,
+    console: "Console",
+    stop: threading.Event,
+    class_size: int,
+) -> int | None:
+    """Grade the submissions --jobs at a time, each finished by the batch as it is done, in name order of those
+    done together; None when all were, the exit status when the run was interrupted (after winding it down).
+
+    class_size: the students of this run, graded or not, for the line saying how many are stored."""
     pool = ThreadPoolExecutor(max_workers=options.jobs)
     futures: dict[Future, Submission] = {}
     if not stop.is_set():
@@ -196,26 +247,19 @@ def grade_class(options: GradeOptions, found: ClassList, course: CourseStep, sto
                 batch.finish_graded(submission, result)
                 advance(submission.student)
     if stop.is_set():
-        code = wind_down(pool, futures, batch.stored, len(students))
-        book.close()
-        return code
+        return wind_down(pool, futures, batch.stored, class_size)
     pool.shutdown(wait=True)
-    absent = course.absent()
-    try:
-        for name, final in absent.items():
-            book.record_absent(run_id, name, final)
-        book.finish_run(run_id)
-    except sqlite3.Error as error:
-        book.close()
-        return _fail(f"cannot write to the gradebook {gradebook_path}: {error}")
-    book.close()
+    return None
 
+
+def _write_class(options: GradeOptions, batch: Batch, notes: list[str], absent: dict, console: "Console") -> int:
+    """grades.csv, report.html and the summary; 1 when some submission could not be graded, else 0."""
     results = batch.results
     untimed = untimed_notes(results)
     for line in untimed:
         console.say(line)
     gradesheet.write_grades(options.out / "grades.csv", results)
-    report = write_report(options.out, results, [*notes, *regrade_lines, *untimed], batch.folders, absent)
+    report = write_report(options.out, results, [*notes, *untimed], batch.folders, absent)
     console.summary(results, absent)
     failed = {name: result.ungraded for name, result in results.items() if result.ungraded}
     console.say(

@@ -5,7 +5,7 @@ import sys
 
 # subcommand -> (module in this package, one line of help). Modules are imported only when their verb is used.
 COMMANDS = {
-    "grade": ("grading.grade", "grade a folder of submissions into grades.csv, results.json and a gradebook"),
+    "grade": ("verbs.grade", "grade a folder of submissions into grades.csv, results.json and a gradebook"),
     "merge": ("grading.merge", "combine the outputs of `grade --shard K/N` runs into one class's outputs"),
     "grading-workflow": ("grading.github_workflow", "write the GitHub Actions workflow grading a class in shards"),
     "verify": ("authoring.verify", "grade the references, starters and known-wrong variants; fail on surprises"),
@@ -15,7 +15,7 @@ COMMANDS = {
     "build": ("authoring.build", "regenerate the starters (and notebooks) from solutions/; --check for drift"),
     "release": ("authoring.release", "write the student copy of the course and check it leaks nothing"),
     "tournament": ("tournament.run", "play every student's player against every other and the reference players"),
-    "gradescope": ("grading.gradescope", "build a Gradescope autograder bundle (zip)"),
+    "gradescope": ("verbs.gradescope", "build a Gradescope autograder bundle (zip)"),
     "export": ("admin.exports", "write the latest grades as a Canvas, Moodle or plain CSV import file, by the roster"),
     "stats": ("outputs.stats", "what the class got wrong, who needs help and what needs a look (from the gradebook)"),
     "doctor": ("grading.doctor", "say which isolation this machine gives to student code, and why"),

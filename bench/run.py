@@ -425,7 +425,7 @@ def bare_start(python: str, folder: Path) -> float:
 
 def sandboxed_start(isolation: sandbox.Isolation) -> float:
     started = time.perf_counter()
-    outcome = sandbox.run({"trivial.py": TRIVIAL_CHILD}, "trivial.py", b"", sandbox.Limits(), isolation)
+    outcome = sandbox.run({"trivial.py": TRIVIAL_CHILD}, "trivial.py", b"", sandbox.PROBE_LIMITS, isolation)
     assert outcome.reply == b"ok", outcome
     return time.perf_counter() - started
 
@@ -503,13 +503,14 @@ def part_three(runs: int, say) -> tuple[Table, list[dict], Figure, Figure]:
             steps, job = plan.steps, plan.job
             files = {"child.py": judge.child_source(), stage.filename: source.encode()}
             child, parent, student, floor = Figure(), Figure(), Figure(), Figure()
-            judge.grade_stage(stage, source, isolation)  # warm the oracle's caches: they are per grader process
+            # warm the oracle's caches: they are per grader process
+            judge.grade_stage(stage, source, isolation, seconds=sandbox.DEFAULT_STAGE_SECONDS)
             for _ in range(max(runs, 7)):  # interleaved: sandboxed, then the same child without a sandbox
                 sandbox.run = timed_run
                 try:
                     timed.clear()
                     started = time.perf_counter()
-                    result = judge.grade_stage(stage, source, isolation)
+                    result = judge.grade_stage(stage, source, isolation, seconds=sandbox.DEFAULT_STAGE_SECONDS)
                     total = time.perf_counter() - started
                 finally:
                     sandbox.run = real_run

@@ -34,7 +34,7 @@ def bare(python: str, script: Path) -> float:
 
 def sandboxed(level: sandbox.Isolation) -> float:
     start = time.perf_counter()
-    outcome = sandbox.run({"child.py": CHILD}, "child.py", b"", sandbox.Limits(), level)
+    outcome = sandbox.run({"child.py": CHILD}, "child.py", b"", sandbox.PROBE_LIMITS, level)
     assert outcome.reply == b"ok", outcome
     return time.perf_counter() - start
 
@@ -65,7 +65,7 @@ def cgroup_steps(runs: int) -> dict[str, list[float]] | None:
         # As far apart as real runs: entering a cgroup right after another entry can skip waits a lone one pays.
         time.sleep(0.02)
         start = time.perf_counter()
-        group = tree.create(sandbox.Limits(), 0)
+        group = tree.create(sandbox.PROBE_LIMITS, 0)
         created = time.perf_counter()
         try:
             wrapped = spawn([SH, "-c", WRAPPER, "sh", "t", *group.enter_files, "--", true])

@@ -122,8 +122,9 @@ def _class(folder: Path) -> None:
 def graded(tmp_path_factory) -> dict[str, Path]:
     """OUT of the class graded with the bonus as extra credit (capped at 5) and, from the same gradebook, with
     the bonus apart; mallory's submission makes the grader fail both times."""
-    from autograder.grading import grade as grading
+    from autograder.grading import grade as barrier
     from autograder.grading.judge import grade_stage
+    from autograder.verbs import grade as grading
 
     base = tmp_path_factory.mktemp("exports")
     _class(base / "class")
@@ -137,7 +138,7 @@ def graded(tmp_path_factory) -> dict[str, Path]:
 
     outs = {}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(grading, "grade_stage", failing_on_one)
+        patch.setattr(barrier, "grade_stage", failing_on_one)
         for rule, table in (("extra", EXTRA), ("apart", APART)):
             (base / f"{rule}.toml").write_text(POLICY + table)
             out = outs[rule] = base / rule

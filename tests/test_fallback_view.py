@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from autograder.course.stages import ROOT, STAGE_BY_ID, TOTAL_POINTS
-from autograder.grading import exposure, grade, sandbox
+from autograder.grading import exposure, sandbox
 from autograder.grading.sandbox import fallback, isolation
+from autograder.verbs import grade
 from tests.classes import grade as grade_class
 from tests.classes import perfect, read_grades, reference, write_student
 
@@ -89,10 +90,10 @@ def test_a_path_the_grader_hides_under_a_kept_folder_is_masked(visible_folder):
     (secret / "oracle.py").write_text("ANSWER = 42\n")
     code = f"import os\ntry:\n    open({str(secret / 'oracle.py')!r}).read()\n    os.write(3, b'read')\n"
     code += "except OSError:\n    os.write(3, b'hidden')\n"
-    before = sandbox.run({"c.py": code.encode()}, "c.py", b"", sandbox.Limits(), RLIMITS)
+    before = sandbox.run({"c.py": code.encode()}, "c.py", b"", sandbox.PROBE_LIMITS, RLIMITS)
     assert before.reply == b"read"  # a folder nobody asked to hide, under a kept one, is visible
     sandbox.hide([secret])
-    after = sandbox.run({"c.py": code.encode()}, "c.py", b"", sandbox.Limits(), RLIMITS)
+    after = sandbox.run({"c.py": code.encode()}, "c.py", b"", sandbox.PROBE_LIMITS, RLIMITS)
     assert after.reply == b"hidden", after
 
 
@@ -107,13 +108,13 @@ def test_gradescope_metadata_and_the_courses_notebooks_are_secrets_of_the_fallba
     metadata.chmod(0o644)
     code = f"import os\ntry:\n    os.write(3, open({str(metadata)!r}).read().encode() or b'hidden')\n"
     code += "except OSError:\n    os.write(3, b'hidden')\n"
-    before = sandbox.run({"c.py": code.encode()}, "c.py", b"", sandbox.Limits(), RLIMITS)
+    before = sandbox.run({"c.py": code.encode()}, "c.py", b"", sandbox.PROBE_LIMITS, RLIMITS)
     assert b"hidden board" in before.reply  # the attack works on a folder nobody asked to hide
     assert exposure.problem(RLIMITS, visible_folder / "results", metadata) is None  # as gradescope.run calls it
-    after = sandbox.run({"c.py": code.encode()}, "c.py", b"", sandbox.Limits(), RLIMITS)
+    after = sandbox.run({"c.py": code.encode()}, "c.py", b"", sandbox.PROBE_LIMITS, RLIMITS)
     assert after.reply == b"hidden", after
     folders, tried = exposure.secrets(metadata)
     assert {ROOT, ROOT / "nbgrader", ROOT / ".git", metadata} <= set(folders)
     assert metadata in tried and any(path.suffix == ".ipynb" for path in tried)
-    honest = sandbox.run({"c.py": b"import os\nos.write(3, b'42')\n"}, "c.py", b"", sandbox.Limits(), RLIMITS)
+    honest = sandbox.run({"c.py": b"import os\nos.write(3, b'42')\n"}, "c.py", b"", sandbox.PROBE_LIMITS, RLIMITS)
     assert honest.reply == b"42"

@@ -356,8 +356,8 @@ def test_a_gradebook_path_that_is_not_a_gradebook_is_one_line_and_nothing_is_wri
 
 def test_no_usable_sandbox_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     """Not root and no working bubblewrap (detect() refuses): is that one line, exit 2, and OUT never created?"""
-    from autograder.grading import grade as grading
     from autograder.grading import sandbox
+    from autograder.verbs import grade as grading
 
     def refuse(fresh=False):
         raise RuntimeError("not root and bubblewrap does not work here; set AUTOGRADE_ISOLATION=none to grade anyway")
@@ -426,7 +426,7 @@ CREATE TABLE run_students (run_id INTEGER NOT NULL REFERENCES runs(id), student 
 
 def test_an_older_gradebook_gains_the_new_columns_and_its_results_are_regraded_once(tmp_path):
     """Does a gradebook without the grading parameters open, and is its result (same files, same suite) regraded?"""
-    from autograder.grading.grade import suite_hash
+    from autograder.grading.reuse import suite_hash
     from autograder.grading.submissions import read_student
 
     folder, out = tmp_path / "class", tmp_path / "out"
@@ -459,15 +459,16 @@ FAILS_HERE = "# the grader fails on this file\n"
 
 def test_a_failure_inside_the_grader_becomes_that_submissions_result(tmp_path, monkeypatch, capsys):
     """When grading one submission raises inside the grader, is it "could not be graded" with zeros, and only it?"""
-    from autograder.grading import grade as grading
+    from autograder.grading import grade as barrier
     from autograder.grading.judge import grade_stage
+    from autograder.verbs import grade as grading
 
     def failing_on_one(stage, source, *args, **kwargs):
         if FAILS_HERE in source:
             "\udc80".encode()  # UnicodeEncodeError, as a lone surrogate gives anywhere text is written
         return grade_stage(stage, source, *args, **kwargs)
 
-    monkeypatch.setattr(grading, "grade_stage", failing_on_one)
+    monkeypatch.setattr(barrier, "grade_stage", failing_on_one)
     folder, out = tmp_path / "class", tmp_path / "out"
     for name in ("ada", "cat"):
         write_student(folder / name, cheap())
@@ -502,13 +503,13 @@ def test_gradescopes_run_uses_the_same_barrier(tmp_path, monkeypatch, capsys):
     """Does Gradescope's run write a valid results.json saying "could not be graded" when the grader fails on it?"""
     import jsonschema
 
-    from autograder.grading import grade as grading
-    from autograder.grading import gradescope
+    from autograder.grading import grade as barrier
+    from autograder.verbs import gradescope
 
     def failing(stage, source, *args, **kwargs):
         raise sqlite3.OperationalError("database is locked")
 
-    monkeypatch.setattr(grading, "grade_stage", failing)
+    monkeypatch.setattr(barrier, "grade_stage", failing)
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "rules.py").write_text(reference("01_rules"))
     assert gradescope.run(tmp_path) == 1
@@ -720,3 +721,50 @@ def test_a_second_ctrl_c_leaves_quietly(tmp_path):
     assert code == 130 and took < 3 and "Traceback" not in errors, errors
     assert survivors(marker) == []
     assert "bob" not in {row[0] for row in gradebook(out).execute("SELECT student FROM submissions")}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The layers and the one time limit
+
+
+def test_grading_imports_nothing_of_the_courses_administration_nor_of_the_verbs_composing_it():
+    """The course step is passed in (grading/course_step.py): no module of grading/ climbs to admin/ or to
+    verbs/grade.py and verbs/gradescope.py, which compose the two."""
+    import ast
+
+    climbs = []
+    for path in sorted((ROOT / "autograder" / "grading").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            climbs += [f"{path.relative_to(ROOT)}: {name}" for name in names if name.startswith(CLIMBS)]
+    assert climbs == []
+
+
+CLIMBS = ("autograder.admin", "autograder.verbs.grade")  # verbs/grade.py and verbs/gradescope.py
+
+
+def test_the_stage_time_limit_is_one_value_with_one_default():
+    """--time-limit's default is DEFAULT_STAGE_SECONDS, and below the options no step on its way to the sandbox's
+    Limits has a default of its own."""
+    import inspect
+
+    from autograder.grading import grade as barrier
+    from autograder.grading import judge, sandbox
+    from autograder.grading.options import parse_options
+
+    options = parse_options(["class", "--out", "out"])
+    assert options.time_limit == sandbox.DEFAULT_STAGE_SECONDS
+    steps = {
+        barrier.grade_submission: "seconds",
+        barrier.grade_student: "seconds",
+        barrier.grade_guarded: "seconds",
+        judge.grade_stage: "seconds",
+        judge.judge_stage: "seconds",
+        judge.stage_limits: "seconds",
+        sandbox.Limits: "cpu_seconds",
+    }
+    for step, name in steps.items():
+        assert inspect.signature(step).parameters[name].default is inspect.Parameter.empty, step.__qualname__
+    assert inspect.signature(sandbox.Limits).parameters["wall_seconds"].default is inspect.Parameter.empty

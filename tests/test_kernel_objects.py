@@ -229,7 +229,7 @@ from autograder.grading import sandbox
 fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 control = "import fcntl, os, termios; fcntl.ioctl(os.open('/dev/tty', os.O_RDWR), termios.TIOCSTI, b'Z')"
 subprocess.run([sys.executable, "-I", "-S", "-c", control], check=False)
-outcome = sandbox.run({{"c.py": {code!r}}}, "c.py", b"", sandbox.Limits(wall_seconds=20),
+outcome = sandbox.run({{"c.py": {code!r}}}, "c.py", b"", sandbox.Limits(cpu_seconds=10, wall_seconds=20),
                       sandbox.Isolation({level!r}, "chosen by the test"))
 with open({report!r}, "w") as report:
     report.write(outcome.status + " " + outcome.reply.decode())

@@ -179,7 +179,7 @@ for _ in range(300):
         failed += 1
 os.write(3, f"{made} {failed}".encode())
 """
-    outcome = run(code, level, Limits(wall_seconds=10, processes=20), name=f"bomb_{token}.py")
+    outcome = run(code, level, Limits(cpu_seconds=10, wall_seconds=10, processes=20), name=f"bomb_{token}.py")
     assert outcome.status == "exited", outcome
     made, failed = map(int, outcome.reply.split())
     assert made < 20 and failed > 0
@@ -190,7 +190,7 @@ os.write(3, f"{made} {failed}".encode())
 def test_memory_bomb_fails_in_the_child(level):
     """Does a 2 GB allocation fail (MemoryError or a kill) without harming the grader?"""
     code = "import os\ntry:\n    block = bytearray(2 << 30)\nexcept MemoryError:\n    os.write(3, b'MemoryError')\n"
-    outcome = run(code, level, Limits(memory_bytes=1 << 30))
+    outcome = run(code, level, Limits(cpu_seconds=10, wall_seconds=20, memory_bytes=1 << 30))
     assert outcome.reply == b"MemoryError" or outcome.status == "killed", outcome
 
 
@@ -199,7 +199,7 @@ def test_output_flood_is_capped_and_reply_arrives(level):
     """Is a 100 MB print capped at output_bytes (read and discarded, not stored), with the reply still delivered?"""
     code = "import os, sys\nchunk = 'x' * (1 << 20)\nfor _ in range(100):\n    sys.stdout.write(chunk)\n"
     code += "sys.stdout.flush()\nos.write(3, b'still here')\n"
-    outcome = run(code, level, Limits(wall_seconds=20, output_bytes=1000))
+    outcome = run(code, level, Limits(cpu_seconds=10, wall_seconds=20, output_bytes=1000))
     assert (outcome.status, outcome.reply) == ("exited", b"still here")
     assert outcome.output == b"x" * 1000
     assert "discarded" in outcome.detail
@@ -366,7 +366,7 @@ except OSError:
     pass
 os.write(3, (" ".join(results) + f" {written}").encode())
 """
-    outcome = run(code, BWRAP, Limits(wall_seconds=10, file_bytes=16 << 20))
+    outcome = run(code, BWRAP, Limits(cpu_seconds=10, wall_seconds=10, file_bytes=16 << 20))
     *refused, written = outcome.reply.split()
     assert refused == [b"refused"] * 3, outcome
     assert int(written) <= sandbox.TMPFS_BYTES
@@ -599,7 +599,7 @@ for thread in threads:
     thread.join()
 took = time.monotonic() - stopped
 start = time.monotonic()
-later = sandbox.run({{"{token}.py": b"pass"}}, "{token}.py", b"", sandbox.Limits(), level)
+later = sandbox.run({{"{token}.py": b"pass"}}, "{token}.py", b"", sandbox.PROBE_LIMITS, level)
 print(took, *sorted(o.status for o in outcomes), later.status, time.monotonic() - start)
 """
 
@@ -692,7 +692,7 @@ try:
 except RuntimeError as error:
     print("refused:", error)
 else:
-    outcome = sandbox.run({{"c.py": b"import os\\nos.write(3, b'ran')\\n"}}, "c.py", b"", sandbox.Limits(), level)
+    outcome = sandbox.run({{"c.py": b"import os\\nos.write(3, b'ran')\\n"}}, "c.py", b"", sandbox.PROBE_LIMITS, level)
     print(level.level, outcome.reply.decode(), level.detail)
 """
 

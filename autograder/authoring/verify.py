@@ -46,7 +46,7 @@ def grade_course(jobs: int) -> list[tuple[Row, StageResult]]:
 
     def grade(row: Row) -> StageResult:
         _, stage, path, _ = row
-        return grade_stage(stage, path.read_text(), isolation)
+        return grade_stage(stage, path.read_text(), isolation, seconds=sandbox.DEFAULT_STAGE_SECONDS)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(zip(rows, pool.map(grade, rows), strict=True))

@@ -56,9 +56,7 @@ results = [
 ]
 os.write(3, " ".join(results).encode())
 """
-        outcome = sandbox.run(
-            {"doctor.py": code.encode()}, "doctor.py", b"", sandbox.Limits(wall_seconds=30), isolation
-        )
+        outcome = sandbox.run({"doctor.py": code.encode()}, "doctor.py", b"", sandbox.PATIENT_PROBE_LIMITS, isolation)
         try:
             listener.accept()[0].close()
             heard = True
@@ -103,7 +101,7 @@ left = libc.syscall(ctypes.c_long({machine[0]}), b"user", b"left", b"x", ctypes.
 mine = libc.syscall(ctypes.c_long({machine[0]}), b"user", b"left", b"x", ctypes.c_size_t(1), ctypes.c_long(-4))
 os.write(3, (b"read" if read >= 0 else b"denied") + b" %d %d" % (os.getuid(), mine))
 """
-        outcome = sandbox.run({"keys.py": code.encode()}, "keys.py", b"", sandbox.Limits(wall_seconds=30), isolation)
+        outcome = sandbox.run({"keys.py": code.encode()}, "keys.py", b"", sandbox.PATIENT_PROBE_LIMITS, isolation)
         linked = keyrings.keyctl(keyrings.KEYCTL_READ, keyrings.KEY_SPEC_SESSION_KEYRING, 0, 0) // 4
         read, uid, mine = (outcome.reply.decode(errors="replace").split() + ["", "-1", "-1"])[:3]
         # The uid's own keyrings (user, user session): run uids are reused, so a key left there must be gone now.

@@ -60,7 +60,7 @@ def problem(isolation: sandbox.Isolation, *places: Path) -> str | None:
     folders, tried = secrets(*(place.resolve() for place in places))
     sandbox.hide(folders)
     paths = [str(path) for path in tried]
-    outcome = sandbox.run({"probe.py": PROBE}, "probe.py", json.dumps(paths).encode(), sandbox.Limits(), isolation)
+    outcome = sandbox.run({"probe.py": PROBE}, "probe.py", json.dumps(paths).encode(), sandbox.PROBE_LIMITS, isolation)
     try:
         readable = json.loads(outcome.reply) if outcome.status == "exited" else None
     except ValueError:

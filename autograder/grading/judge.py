@@ -28,21 +28,24 @@ from autograder.grading.protocol import Replies, ReplyReader, parse_replies
 from autograder.grading.tables import table_look
 from autograder.record import Outcome, StageResult
 
-DEFAULT_SECONDS = 60  # CPU seconds per stage; the slowest honest answers (plain searches in slow Python) need about 10
-MEMO_CPU_CAP = CALL_SECONDS + AGAIN_SECONDS + 1  # the memo child's whole CPU limit: a forger cannot spend more
+# The memo child's whole CPU limit, within the stage's (--time-limit): the experiment's one call (CALL_SECONDS) and
+# its scoring again (AGAIN_SECONDS), and a second to start; a forger cannot spend more.
+MEMO_CPU_CAP = CALL_SECONDS + AGAIN_SECONDS + 1
 
 
 class Cancelled(Exception):
     """The run was stopped from outside (sandbox.stop_all, e.g. Ctrl-C): there is no result to store."""
 
 
-def stage_limits(seconds: float = DEFAULT_SECONDS, wall_left: float | None = None) -> sandbox.Limits:
-    # CPU time of all the stage's processes decides; the wall clock is only a backstop for code that sleeps or blocks.
-    # wall_left: what is left of the student's wall-clock budget, a hard bound for this run.
+def stage_limits(seconds: float, wall_left: float | None = None) -> sandbox.Limits:
+    # seconds: the stage's CPU limit (what is left of it), of all the stage's processes: it decides; the wall clock
+    # is only a backstop for code that sleeps or blocks. wall_left: what is left of the student's wall-clock
+    # budget, a hard bound for this run.
     return sandbox.Limits(cpu_seconds=seconds, wall_seconds=sandbox.wall_backstop(seconds), wall_cap=wall_left)
 
 
-def memo_limits(seconds: float = DEFAULT_SECONDS, wall_left: float | None = None) -> sandbox.Limits:
+def memo_limits(seconds: float = MEMO_CPU_CAP, wall_left: float | None = None) -> sandbox.Limits:
+    """The memo child's: the stage's CPU limit, at most MEMO_CPU_CAP (the experiment's own, when run alone)."""
     return stage_limits(min(seconds, MEMO_CPU_CAP), wall_left)
 
 
@@ -59,9 +62,9 @@ def judge_stage(
     stage: Stage,
     run: sandbox.RunResult,
     limits: sandbox.Limits,
-    memo_run: sandbox.RunResult | None = None,
-    memo_limits: sandbox.Limits | None = None,
-    seconds: float = DEFAULT_SECONDS,
+    memo_run: sandbox.RunResult | None,
+    memo_limits: sandbox.Limits | None,
+    seconds: float,
     hidden_run: sandbox.RunResult | None = None,
     hidden_limits: sandbox.Limits | None = None,
     replies: Replies | None = None,
@@ -69,6 +72,8 @@ def judge_stage(
     hidden_replies: Replies | None = None,
 ) -> StageResult:
     """Judge what the stage's children reported: the visible run (run), the hidden run and the memo child.
+
+    seconds: the stage's CPU limit (--time-limit), which the messages about running out of it name.
 
     A stage whose plan has hidden steps needs its hidden run; without one its hidden calls count as never answered.
     replies, memo_replies, hidden_replies: what ReplyReaders read during the runs; without them, the runs' reply
@@ -211,11 +216,13 @@ def grade_stage(
     stage: Stage,
     source: str,
     isolation: "sandbox.Isolation | None" = None,
-    seconds: float = DEFAULT_SECONDS,
+    *,
+    seconds: float,
     wall_left: float | None = None,
 ) -> StageResult:
     """Run the student's module for one stage in a sandboxed child (two for the memo stage) and judge every check.
 
+    seconds: the stage's CPU limit (--time-limit), for all its children together.
     wall_left: what is left of the student's wall-clock budget (sandbox.student_budget), a hard bound for the
     stage's runs together. Raises Cancelled when the sandbox was stopped from outside: such a stage has no result.
     """

@@ -40,13 +40,25 @@ from autograder.grading.sandbox.cgroups import cgroups_in_use
 from autograder.grading.sandbox.fallback import hide, shared_places
 from autograder.grading.sandbox.host import child_python, is_root
 from autograder.grading.sandbox.isolation import Isolation
-from autograder.grading.sandbox.limits import TMPFS_BYTES, Limits, hard_cap, student_budget, wall_backstop
+from autograder.grading.sandbox.limits import (
+    DEFAULT_STAGE_SECONDS,
+    PATIENT_PROBE_LIMITS,
+    PROBE_LIMITS,
+    TMPFS_BYTES,
+    Limits,
+    hard_cap,
+    student_budget,
+    wall_backstop,
+)
 from autograder.grading.sandbox.run_result import RunResult
 from autograder.grading.sandbox.runner import detect, run
 from autograder.grading.sandbox.stopping import stop_all
 from autograder.grading.sandbox.uids import UID_BASE, UID_COUNT
 
 __all__ = [
+    "DEFAULT_STAGE_SECONDS",
+    "PATIENT_PROBE_LIMITS",
+    "PROBE_LIMITS",
     "TMPFS_BYTES",
     "UID_BASE",
     "UID_COUNT",

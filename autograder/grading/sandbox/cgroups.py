@@ -11,7 +11,7 @@ import threading
 import time
 
 from autograder.grading.sandbox.host import cache_lock, is_root, mount_table, read_text, tool, write_text
-from autograder.grading.sandbox.limits import Limits
+from autograder.grading.sandbox.limits import PROBE_LIMITS, Limits
 from autograder.grading.sandbox.wrapper import SH, WRAPPER
 
 _V1_NEEDED = ("cpu", "cpuacct", "memory", "pids")
@@ -393,7 +393,7 @@ def _probe(tree: Tree) -> str:
     """Create a run cgroup, put a real process in it the way runs are, read its CPU time, remove it ("" if fine)."""
     try:
         tree.remove_leftovers()
-        group = tree.create(Limits(), 0)
+        group = tree.create(PROBE_LIMITS, 0)
     except OSError as error:
         return f"cgroup {tree.version}: cannot create a run's cgroup ({error.strerror or error})"
     try:

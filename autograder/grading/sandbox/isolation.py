@@ -10,7 +10,7 @@ from autograder.grading.sandbox.bubblewrap import bwrap_version
 from autograder.grading.sandbox.cgroups import Tree, cgroup_tree, cgroups_in_use
 from autograder.grading.sandbox.fallback import DISK_TICK, private_tmp, shared_places
 from autograder.grading.sandbox.host import cache_lock, is_root, tool
-from autograder.grading.sandbox.limits import TMPFS_BYTES, Limits
+from autograder.grading.sandbox.limits import PATIENT_PROBE_LIMITS, TMPFS_BYTES, Limits
 from autograder.grading.sandbox.run_result import RunResult
 from autograder.grading.sandbox.uids import UID_BASE, UID_COUNT
 
@@ -91,9 +91,7 @@ def detect_with(run: Run, fresh: bool = False) -> Isolation:
                 f"file, no network, no other process (the kernel is shared); {limits}",
                 cgroups,
             )
-            probe = run(
-                {"probe.py": b"import os\nos.write(3, b'ok')\n"}, "probe.py", b"", Limits(wall_seconds=30), trial
-            )
+            probe = run({"probe.py": b"import os\nos.write(3, b'ok')\n"}, "probe.py", b"", PATIENT_PROBE_LIMITS, trial)
             if probe.status == "exited" and probe.returncode == 0 and probe.reply == b"ok":
                 found = trial
             elif forced == "bubblewrap":

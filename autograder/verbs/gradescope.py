@@ -1,14 +1,15 @@
 """`autograde gradescope OUT.zip [--policy FILE]`: a Gradescope autograder bundle; `python -m
-autograder.grading.gradescope run`: what it runs.
+autograder.verbs.gradescope run`: what it runs.
 
-The bundle is a zip with setup.sh and run_autograder at its top (templates in autograder/gradescope_files/)
+The bundle is a zip with setup.sh and run_autograder at its top (templates in autograder/verbs/gradescope_files/)
 and a copy of everything the grader reads: the autograder package, solutions/, the visible test files (their
 EXAMPLES tables are the visible checks), pyproject.toml, and grade-settings.toml, the course's grading settings
 (the policy file's [grade] table: the assigned stages and the bonus rule; the defaults without --policy).
 Gradescope unpacks it into /autograder/source and runs setup.sh once; then, per submission, run_autograder calls
 `run`, which grades /autograder/submission exactly as `autograde grade` grades one student (same checks, same
-sandbox, same fallback when the container forbids namespaces), makes its final grade with those settings
-(admin/final_grade.py) and writes /autograder/results/results.json, whose score is the final grade's points.
+sandbox, same fallback when the container forbids namespaces, the default time limit), makes its final grade
+with those settings (admin/final_grade.py) and writes /autograder/results/results.json, whose score is the
+final grade's points.
 
 Lateness is Gradescope's business there: the policy's due dates, late penalty and extensions are not bundled,
 because Gradescope applies the assignment's own due dates and late policy to the score it is given.
@@ -134,7 +135,7 @@ def run(root: Path) -> int:
         problem = exposure.problem(isolation, root / "results", root / "submission_metadata.json")
         if problem:  # said in results.json's output, which the staff see first when they test the assignment
             raise RuntimeError(problem)
-        result = grade_student(student_name(root), root / "submission", isolation)
+        result = grade_student(student_name(root), root / "submission", isolation, sandbox.DEFAULT_STAGE_SECONDS)
         if result.ungraded:
             print(f"could not be graded: {result.ungraded}", flush=True)
         status = 1 if result.ungraded else 0
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run"]:
         parser = argparse.ArgumentParser(
-            prog="python -m autograder.grading.gradescope run", description="Grade ROOT/submission into ROOT/results."
+            prog="python -m autograder.verbs.gradescope run", description="Grade ROOT/submission into ROOT/results."
         )
         parser.add_argument("--root", type=Path, default=Path("/autograder"), help="Gradescope's root (/autograder)")
         return run(parser.parse_args(argv[1:]).root)

@@ -65,5 +65,5 @@ chmod -R go-rwx "$SOURCE" "$VENV"
 chmod 0711 "$ROOT"
 
 # Fail the image build now rather than at the first submission.
-"$VENV/bin/python" -c "import autograder.grading.grade, autograder.grading.gradescope"
+"$VENV/bin/python" -c "import autograder.verbs.grade, autograder.verbs.gradescope"
 echo "setup.sh: grader installed in $VENV with $("$VENV/bin/python" --version)"

@@ -1,0 +1,51 @@
+"""`autograde grade SUBMISSIONS --out OUT`: grade a whole class.
+
+The composition: the options (grading/options.py), the class (grading/class_loop.read_class), the course step
+(admin/course.py: the policy, roster and overrides, each checked before anything is graded), then the class
+loop (grading/class_loop.grade_class), which grades, applies the course step to every result and writes
+grades.csv, each student's results.json and feedback.html, the gradebook and report.html.
+"""
+
+import threading
+
+from autograder.admin.course import load_course
+from autograder.admin.overrides import OverridesError
+from autograder.admin.policy import PolicyError
+from autograder.admin.roster import RosterError
+from autograder.grading.class_loop import grade_class, read_class
+from autograder.grading.interrupt import first_interrupt_sets
+from autograder.grading.options import GradeOptions, OptionsError, parse_options
+from autograder.grading.submissions import ClassError
+from autograder.verbs import fail
+
+PROG = "autograde grade"
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        options = parse_options(argv)
+    except OptionsError as error:
+        return fail(PROG, str(error))
+    stop = threading.Event()
+    with first_interrupt_sets(stop):
+        return _grade(options, stop)
+
+
+def _grade(options: GradeOptions, stop: threading.Event) -> int:
+    try:
+        found = read_class(options)
+    except (ClassError, OSError) as error:
+        return fail(PROG, str(error))
+    try:
+        course = load_course(
+            options.policy,
+            options.roster,
+            found.students,
+            options.overrides,
+            found.everyone,
+            options.shard,
+            options.folder_column,
+        )
+    except (PolicyError, RosterError, OverridesError, OSError) as error:
+        return fail(PROG, str(error))
+    return grade_class(options, found, course, stop)

@@ -70,7 +70,7 @@ def test_a_contract_naming_no_oracle_or_rule_is_named(course_copy):
 # "winner" of a game in the tournament's results.
 FORMAT_KEYS = {
     ("score", "autograder/outputs/results.py"),
-    ("score", "autograder/grading/gradescope.py"),
+    ("score", "autograder/verbs/gradescope.py"),
     ("winner", "autograder/tournament/run.py"),
 }
 CONTRACT_NAMES = sorted({*FUNCTIONS, *(stage.memo for stage in STAGES if stage.memo)})

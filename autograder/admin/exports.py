@@ -29,11 +29,11 @@ from pathlib import Path
 from autograder.admin.final_grade import cents
 from autograder.admin.roster import CANVAS_POINTS_ROW, Roster, RosterError, Student, load_roster
 from autograder.outputs import clean_line, write_atomically
+from autograder.outputs.command_line import OneLineParser, fail
 from autograder.outputs.folders import GRADEBOOK
 from autograder.outputs.gradebook import Gradebook, GradebookError
 from autograder.outputs.gradesheet import inert, points
 from autograder.record import FinalGrade
-from autograder.verbs import OneLineParser, fail
 
 FORMATS = ("canvas", "moodle", "csv")
 DEFAULT_ASSIGNMENT = "Tic-tac-toe minimax"

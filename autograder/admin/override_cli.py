@@ -34,7 +34,7 @@ from autograder.admin.overrides import (
 from autograder.admin.roster import RosterError, load_roster
 from autograder.course.stages import stage as find_stage
 from autograder.outputs import clean_line, write_atomically
-from autograder.verbs import OneLineParser, fail
+from autograder.outputs.command_line import OneLineParser, fail
 
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 SURROGATE = re.compile("[\ud800-\udfff]")

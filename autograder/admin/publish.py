@@ -24,11 +24,11 @@ from pathlib import Path
 
 from autograder.authoring.release import board_leaks, hidden_boards
 from autograder.outputs import clean_line
+from autograder.outputs.command_line import fail
 from autograder.outputs.folders import FEEDBACK, RESULTS, clashes
 from autograder.outputs.report import HIDDEN_NOTE, feedback_html
 from autograder.outputs.results import from_json, json_text, to_json
 from autograder.record import Outcome, SubmissionResult
-from autograder.verbs import fail
 
 MAX_RESULTS_BYTES = 2_000_000  # a results.json the grader wrote is at most about 250 KB (outputs/results.py)
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the zip format's earliest date: the same bytes on every run and machine

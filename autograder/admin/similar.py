@@ -28,8 +28,8 @@ from autograder.authoring import build
 from autograder.course.stages import STAGES, Stage
 from autograder.grading.submissions import ClassError, Submission, find_class, read_student
 from autograder.outputs import clean_line, write_atomically
+from autograder.outputs.command_line import fail
 from autograder.outputs.folders import REPORT, blocked_output
-from autograder.verbs import fail
 
 PAGE = "similar.html"
 DEFAULT_THRESHOLD = 0.8

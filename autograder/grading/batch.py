@@ -12,7 +12,7 @@ from autograder.grading.intake import repositories
 from autograder.grading.options import GradeOptions
 from autograder.grading.submissions import Submission
 from autograder.outputs import write_atomically
-from autograder.outputs.folders import output_folders
+from autograder.outputs.folders import FEEDBACK, RESULTS, output_folders
 from autograder.outputs.gradebook import Gradebook
 from autograder.outputs.report import feedback_html, report_html
 from autograder.outputs.results import cleaned, json_text, to_json
@@ -105,5 +105,5 @@ class Batch:
 
     def _write(self, name: str, result: SubmissionResult) -> None:
         folder = self.out / (self.folders.get(name) or output_folders([name])[name])
-        write_atomically(folder / "results.json", json_text(to_json(result)))
-        write_atomically(folder / "feedback.html", feedback_html(result, self.show_hidden))
+        write_atomically(folder / RESULTS, json_text(to_json(result)))
+        write_atomically(folder / FEEDBACK, feedback_html(result, self.show_hidden))

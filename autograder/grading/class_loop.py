@@ -25,12 +25,12 @@ from autograder.grading.part import Part, PartError, chosen_part, kept_stages, s
 from autograder.grading.reuse import grading_parameters, why_regraded
 from autograder.grading.submissions import Submission, find_class, read_student
 from autograder.outputs import clean_line, gradesheet
-from autograder.outputs.folders import output_folders
+from autograder.outputs.command_line import fail
+from autograder.outputs.folders import GRADES, output_folders
 from autograder.outputs.gradebook import Gradebook, GradebookError
 from autograder.outputs.gradebook import problem as gradebook_problem
 from autograder.outputs.report import write_report
 from autograder.record import GradingParameters, SubmissionResult
-from autograder.verbs import fail
 
 if TYPE_CHECKING:
     from autograder.outputs.console import Console
@@ -258,7 +258,7 @@ def _write_class(options: GradeOptions, batch: Batch, notes: list[str], absent: 
     untimed = untimed_notes(results)
     for line in untimed:
         console.say(line)
-    gradesheet.write_grades(options.out / "grades.csv", results)
+    gradesheet.write_grades(options.out / GRADES, results)
     report = write_report(options.out, results, [*notes, *untimed], batch.folders, absent)
     console.summary(results, absent)
     failed = {name: result.ungraded for name, result in results.items() if result.ungraded}

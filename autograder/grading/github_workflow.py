@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograder.verbs import fail
+from autograder.outputs.command_line import fail
 
 WORKFLOW = Path(__file__).parent / "github_files" / "grade-class.yml"
 COURSE_FILES = ("course-policy.toml", "roster.csv", "course-overrides.toml")  # the workflow's env: POLICY, ROSTER...

@@ -16,13 +16,13 @@ import sys
 from pathlib import Path
 
 from autograder.outputs import clean_line, gradesheet, write_atomically
-from autograder.outputs.folders import output_folders
+from autograder.outputs.command_line import fail
+from autograder.outputs.folders import GRADEBOOK, GRADES, RESULTS, output_folders
 from autograder.outputs.gradebook import Gradebook, GradebookError, StoredRun
 from autograder.outputs.gradebook import problem as gradebook_problem
 from autograder.outputs.report import write_pages
 from autograder.outputs.results import cleaned, json_text, to_json
 from autograder.record import FinalGrade, GradingParameters, SubmissionResult
-from autograder.verbs import fail
 
 PARAMETER_NAMES = {
     "suite": "another suite (grader, hidden tests or references)",
@@ -49,7 +49,7 @@ def comparable(result: SubmissionResult) -> str:
 
 def read_run(out: Path) -> tuple[StoredRun, int]:
     """A shard's latest finished run and how many rows its grades.csv has."""
-    path = out / "gradebook.db"
+    path = out / GRADEBOOK
     if not path.is_file():
         raise MergeError(f"{out} holds no gradebook.db: is it the --out of an `autograde grade` run?")
     why = gradebook_problem(path)
@@ -66,7 +66,7 @@ def read_run(out: Path) -> tuple[StoredRun, int]:
     if run is None:
         raise MergeError(f"{path} holds no finished run (was that run interrupted?)")
     try:
-        rows = max(0, len((out / "grades.csv").read_text().splitlines()) - 1)
+        rows = max(0, len((out / GRADES).read_text().splitlines()) - 1)
     except OSError:
         rows = len(run.students)
     return run, rows
@@ -117,14 +117,14 @@ def write_merged(out: Path, outs: list[Path], show_hidden: bool = False) -> tupl
     """Write OUT from the runs; returns (students, notes). MergeError when the runs cannot be merged."""
     run, notes = merged(outs)
     parameters, students = run.parameters, run.students
-    why = gradebook_problem(out / "gradebook.db")
+    why = gradebook_problem(out / GRADEBOOK)
     if why:
         raise MergeError(why)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, SubmissionResult] = {}
     for student, (_files, result) in sorted(students.items()):
         results[student] = cleaned(result)
-    book = Gradebook(out / "gradebook.db")
+    book = Gradebook(out / GRADEBOOK)
     try:
         run_id = book.start_run(
             parameters, "merge of " + ", ".join(str(path.resolve()) for path in outs), run.course_hash
@@ -138,8 +138,8 @@ def write_merged(out: Path, outs: list[Path], show_hidden: bool = False) -> tupl
         book.close()
     folders = output_folders(results)  # of the whole class: shards' names may clash only once merged (ADA, ada)
     for student, result in results.items():
-        write_atomically(out / folders[student] / "results.json", json_text(to_json(result)))
-    gradesheet.write_grades(out / "grades.csv", results)
+        write_atomically(out / folders[student] / RESULTS, json_text(to_json(result)))
+    gradesheet.write_grades(out / GRADES, results)
     write_pages(out, results, show_hidden, [f"merged from {len(outs)} runs", *notes], folders, run.absent)
     return len(results), notes
 

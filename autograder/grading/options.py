@@ -12,7 +12,8 @@ from autograder.grading import shards
 from autograder.grading.intake import repositories
 from autograder.grading.sandbox import DEFAULT_STAGE_SECONDS
 from autograder.outputs import uncreatable
-from autograder.verbs import OneLineParser
+from autograder.outputs.command_line import OneLineParser
+from autograder.outputs.folders import GRADEBOOK
 
 MAX_TIME_LIMIT = 3600.0  # the largest --time-limit, CPU seconds per stage: an hour, 60 times DEFAULT_STAGE_SECONDS
 MAX_JOBS = 256
@@ -52,7 +53,7 @@ def parse_options(argv: list[str] | None) -> GradeOptions:
     return GradeOptions(
         submissions=args.submissions,
         out=args.out,
-        gradebook=args.gradebook or args.out / "gradebook.db",
+        gradebook=args.gradebook or args.out / GRADEBOOK,
         jobs=jobs,
         regrade=args.regrade,
         time_limit=time_limit,

@@ -26,9 +26,9 @@ from urllib.parse import quote
 
 from autograder.course.board import LINES, winner
 from autograder.course.stages import STAGE_BY_ID, STAGES
+from autograder.outputs.command_line import fail
 from autograder.outputs.folders import GRADEBOOK
 from autograder.record import FinalGrade, StageKind, SubmissionResult
-from autograder.verbs import fail
 
 HELP_BELOW = 0.5  # a stage score under this share of its points...
 HELP_CLASS_MEDIAN = 0.75  # ...where the class median (of those who worked on it) is at least this share

@@ -22,11 +22,11 @@ from autograder.course.board import draw
 from autograder.grading import sandbox
 from autograder.grading.submissions import ClassError, find_class
 from autograder.outputs import clean_line, uncreatable, write_atomically
+from autograder.outputs.command_line import fail
 from autograder.outputs.folders import blocked_output
 from autograder.outputs.report.pages import environment
 from autograder.tournament.entrants import Absent, Entrant, references, student_entrants
 from autograder.tournament.games import Game, Standing, balanced_openings, openings, play, schedule, standings
-from autograder.verbs import fail
 
 DEFAULT_OPENINGS = 6
 

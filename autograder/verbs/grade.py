@@ -16,7 +16,7 @@ from autograder.grading.class_loop import grade_class, read_class
 from autograder.grading.interrupt import first_interrupt_sets
 from autograder.grading.options import GradeOptions, OptionsError, parse_options
 from autograder.grading.submissions import ClassError
-from autograder.verbs import fail
+from autograder.outputs.command_line import fail
 
 PROG = "autograde grade"
 

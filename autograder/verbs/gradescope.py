@@ -30,7 +30,7 @@ from pathlib import Path
 from autograder.admin.final_grade import final_grade, points_text
 from autograder.admin.settings import DEFAULT_SETTINGS, CourseSettings, parse_settings
 from autograder.course.stages import ROOT, STAGES, TOTAL_POINTS
-from autograder.verbs import fail
+from autograder.outputs.command_line import fail
 
 TEMPLATES = Path(__file__).resolve().parent / "gradescope_files"
 EXECUTABLES = ("setup.sh", "run_autograder")

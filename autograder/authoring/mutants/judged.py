@@ -61,17 +61,21 @@ def _experiment_failure(stage: Stage, module: types.ModuleType, checks: list[Che
     from autograder.record import Outcome
 
     plan, buffer = stage_plan(stage.id), _Buffer()
-    if any(check.kind == "prune" for check in checks):
+    prune = next((check for check in checks if check.kind == "prune"), None)
+    if prune is not None:
         # Past PRUNE_CALLS_LIMIT calls of alphabeta in one scoring the experiment's CPU time is over
         # judging.PRUNE_CPU_THRESHOLD (see PRUNE_CALLS_LIMIT), so score/prunes fails either way.
-        limit_calls(module, "alphabeta", PRUNE_CALLS_LIMIT, per="score")
+        limit_calls(module, stage.counted, PRUNE_CALLS_LIMIT, per=prune.function)
     else:
         # The grader lets it run on and fails memo/speed when the first scoring makes more than
         # MEMO_CALLS_LIMIT calls, or the scoring again (one call a board for a memo) is wrong or slow: past
         # this many calls one of those happens, so the verdict is the same.
-        limit_calls(module, "score", judging.MEMO_CALLS_LIMIT + len(plan.memo_again))
+        limit_calls(module, stage.counted, judging.MEMO_CALLS_LIMIT + len(plan.memo_again))
+    job = json.loads(plan.memo_job)
+    del job["module"]
+    (experiment,) = job.values()  # the experiment's job: the module's name and the experiment itself
     start = time.process_time()
-    child.memo_experiment(module, stage.filename, json.loads(plan.memo_job)["memo"], buffer)
+    child.memo_experiment(module, stage.filename, experiment, buffer)
     cpu = time.process_time() - start
     run = RunResult("exited", 0, buffer.finished(), b"", cpu, cpu, "")
     replies = parse_replies(run.reply, plan, False, memo=True)

@@ -42,9 +42,10 @@ class Prepared:
     visible: VisibleFile
     functions: tuple[str, ...]
     memo: bool  # a memoization stage (04, 10): its memo is the thing tested, so nothing is cached for it
-    # 08_alpha_beta: its pruning is tested by counting calls, so the visible tests (one counts them) and the prune
-    # experiment run plain; the answers are judged on the cached module
-    prune: bool = False
+    # 08_alpha_beta: the function its prune experiment scores with ("" for none). Its pruning is tested by counting
+    # calls, so the visible tests (one counts them) and the prune experiment run plain; the answers are judged on
+    # the cached module
+    prune: str = ""
     memo_contents: dict[str, int] | None = None  # what the memo must hold, when the keys are prescribed (10)
 
 
@@ -62,14 +63,14 @@ def prepare(stages: list[Stage]) -> None:
         prescribed = [check.memo_contents for check in stage_checks(stage.id) if check.memo_contents is not None]
         # The pruned scoring (score, in 08) is not cached: it must still call alphabeta for the visible test that
         # counts those calls (see _visible_failure); alphabeta is, so it costs no more.
-        pruned = {check.function for check in stage_checks(stage.id) if check.kind == "prune"}
+        pruned = [check.function for check in stage_checks(stage.id) if check.kind == "prune"]
         PREPARED[stage.id] = Prepared(
             stage,
             oracle_calls(stage, known),
             VisibleFile.read(stage),
             tuple(name for name in student_functions(stage) if name not in pruned),
             memo,
-            prune="prune" in kinds,
+            prune=pruned[0] if pruned else "",
             memo_contents=prescribed[0] if prescribed else None,
         )
 
@@ -88,14 +89,14 @@ def judge_module(prepared: Prepared, source: str) -> tuple[str | None, str | Non
         return why, why, why
     if prepared.memo:
         module = plain()
-        wrong = memo_wrong(module, oracle(), prepared.memo_contents) or first_wrong_call(module, prepared.calls)
+        wrong = memo_wrong(module, stage, oracle(), prepared.memo_contents) or first_wrong_call(module, prepared.calls)
         return wrong, first_hidden_failure(stage, plain), first_visible_failure(prepared.visible, plain())
     changed: list[str] = []
     cached = cached_module(plain(), prepared.functions, changed)
     wrong = first_wrong_call(cached, prepared.calls)
     experiment = plain if prepared.prune else None
     if prepared.prune:
-        wrong = wrong or prune_wrong(plain())
+        wrong = wrong or prune_wrong(plain(), stage, prepared.prune)
     if not changed:
         # A pure function of the board: the cached module answers every call exactly as the plain one would.
         visible = _visible_failure(prepared, cached, plain)

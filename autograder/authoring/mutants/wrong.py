@@ -1,6 +1,8 @@
 """Is a mutant wrong? The oracle says, on every position a student function may be given (an equivalent mutant is
 not a mistake); in a memoization stage its memo must follow the contract too, and in 08_alpha_beta a mutant with
 the right answers that does not prune is wrong (see PRUNE_CALLS_LIMIT).
+
+The memo's name and the function whose calls are counted come from the manifest (Stage.memo, Stage.counted).
 """
 
 import types
@@ -62,8 +64,8 @@ def first_wrong_call(module: types.ModuleType, calls: list[Call]) -> str | None:
 
 
 class TooManyCalls(Exception):
-    """More calls of score than a search that uses its memo makes (plain minimax makes 549,946), or of alphabeta
-    than a search that prunes makes."""
+    """More calls of the stage's counted function than a search that uses its memo makes (plain minimax makes
+    549,946 calls of score), or than a search that prunes makes (of alphabeta, in 08_alpha_beta)."""
 
 
 # 08_alpha_beta's contract asks alphabeta to prune: a mutant with right answers that scores the empty board with
@@ -80,52 +82,60 @@ class TooManyCalls(Exception):
 PRUNE_CALLS_LIMIT = 200_000
 
 
-def prune_wrong(module: types.ModuleType) -> str | None:
-    """Why score of the empty board does not prune (too many calls of alphabeta), or None. module is plain."""
-    counted, _ = limit_calls(module, "alphabeta", PRUNE_CALLS_LIMIT)
-    how, value = _call(module.score, [" "] * 9, ())
+def prune_wrong(module: types.ModuleType, stage: Stage, scored: str) -> str | None:
+    """Why scored (the prune experiment's function) of the empty board does not prune (too many calls of
+    stage.counted), or None. module is plain."""
+    has_counted, _ = limit_calls(module, stage.counted, PRUNE_CALLS_LIMIT)
+    how, value = _call(getattr(module, scored), [" "] * 9, ())
     if how == "error" and type(value) is TooManyCalls:
-        return f"score of the empty board made more than {PRUNE_CALLS_LIMIT:,} calls of alphabeta: it does not prune"
-    return None if counted else "has no function alphabeta"
+        return (
+            f"{scored} of the empty board made more than {PRUNE_CALLS_LIMIT:,} calls of {stage.counted}: "
+            "it does not prune"
+        )
+    return None if has_counted else f"has no function {stage.counted}"
 
 
-def memo_wrong(module: types.ModuleType, known: Oracle, contents: dict[str, int] | None = None) -> str | None:
-    """The memo contract: from an empty memo, scoring the empty board writes one entry per reachable board (or,
-    given contents, exactly those entries: a board each family of turned and flipped boards, in 10_symmetry);
-    then every reachable board is looked up (one call of score, the right score)."""
-    memo = getattr(module, "memo", None)
+def memo_wrong(
+    module: types.ModuleType, stage: Stage, known: Oracle, contents: dict[str, int] | None = None
+) -> str | None:
+    """The memo contract: from an empty memo (stage.memo), scoring the empty board writes one entry per reachable
+    board (or, given contents, exactly those entries: a board each family of turned and flipped boards, in
+    10_symmetry); then every reachable board is looked up (one call of stage.counted, the right score)."""
+    name, scored = stage.memo, stage.counted
+    memo = getattr(module, name, None)
     if type(memo) is not dict:
-        return "memo is not a dict"
+        return f"{name} is not a dict"
     memo.clear()
-    original, calls = module.score, [0]
+    original, calls = getattr(module, scored), [0]
 
-    def counted(board):
+    def counting(board):
         calls[0] += 1
         if calls[0] > judging.MEMO_CALLS_LIMIT:
             raise TooManyCalls()
         return original(board)
 
-    module.score = counted
+    setattr(module, scored, counting)
     try:
         for board in known.positions:  # the empty board first
             calls[0] = 0
             given = list(board)
-            how, value = _call(counted, list(given), ())
+            how, value = _call(counting, list(given), ())
+            shown = f"{scored}({''.join(board)!r})"
             if how == "error" and type(value) is TooManyCalls:
-                return f"score({''.join(board)!r}) made more than {judging.MEMO_CALLS_LIMIT:,} calls: memo is not used"
+                return f"{shown} made more than {judging.MEMO_CALLS_LIMIT:,} calls: {name} is not used"
             if how != "value" or type(value) is not int or value != known.score(board):
-                return f"score({''.join(board)!r}) gave {how} {value!r}"[:200]
+                return f"{shown} gave {how} {value!r}"[:200]
             size = len(known.positions) if contents is None else len(contents)
             if board == known.positions[0] and len(memo) != size:
-                return f"memo holds {len(memo)} boards after scoring the empty board"
+                return f"{name} holds {len(memo)} boards after scoring the empty board"
             if board == known.positions[0] and contents is not None:
                 held = {child.board_of(key): value for key, value in memo.items()}
                 if held != contents:
-                    return "memo does not map each canonical board to its score"
+                    return f"{name} does not map each canonical board to its score"
             if board != known.positions[0] and calls[0] != 1:
-                return f"score({''.join(board)!r}) made {calls[0]} calls though memo holds every board"
+                return f"{shown} made {calls[0]} calls though {name} holds every board"
     finally:
-        module.score = original
+        setattr(module, scored, original)
     return None
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from autograder.authoring import mutants, verify
 from autograder.authoring.markers import solution_body
+from autograder.authoring.mutants import make, report, verdict
+from autograder.authoring.mutants.wrong import PRUNE_CALLS_LIMIT
 from autograder.course.stages import STAGE_BY_ID, STAGES
 
 MINIMAX = STAGE_BY_ID["03_minimax"]
@@ -15,13 +17,13 @@ ALPHA_BETA = STAGE_BY_ID["08_alpha_beta"]
 
 @pytest.fixture(scope="module")
 def prepared():
-    mutants.prepare([MINIMAX, ALPHA_BETA, *(STAGE_BY_ID[stage_id] for stage_id in mutants.NAMED_MISTAKES)])
-    mutants._start_parent()
-    return mutants._PREPARED
+    verdict.prepare([MINIMAX, ALPHA_BETA, *(STAGE_BY_ID[stage_id] for stage_id in report.NAMED_MISTAKES)])
+    report._start_parent()
+    return verdict.PREPARED
 
 
 def test_mutants_change_one_thing_in_the_students_part_only():
-    made = mutants.make_mutants(MINIMAX)
+    made = make.make_mutants(MINIMAX)
     reference = ast.unparse(ast.parse(MINIMAX.solution_path.read_text()))
     student_lines = {number for number, _ in solution_body(MINIMAX.solution_path.read_text())}
     what = [mutant.what for mutant in made]
@@ -38,16 +40,16 @@ def test_mutants_change_one_thing_in_the_students_part_only():
 
 
 def test_an_equivalent_mutant_is_not_a_mistake_and_a_wrong_one_is(prepared):
-    made = {mutant.what: mutant for mutant in mutants.make_mutants(MINIMAX)}
+    made = {mutant.what: mutant for mutant in make.make_mutants(MINIMAX)}
     # choose_move keeps the last of equal squares instead of the first: any best square is right.
-    assert mutants.judge_module(prepared[MINIMAX.id], made["'>' -> '>='"].source) == (None, None, None)
-    wrong, hidden, visible = mutants.judge_module(prepared[MINIMAX.id], made["max -> min"].source)
+    assert verdict.judge_module(prepared[MINIMAX.id], made["'>' -> '>='"].source) == (None, None, None)
+    wrong, hidden, visible = verdict.judge_module(prepared[MINIMAX.id], made["max -> min"].source)
     assert wrong and hidden and visible
 
 
 def test_an_alphabeta_with_right_answers_that_does_not_prune_is_wrong_and_both_suites_say_so(prepared):
-    made = {mutant.what: mutant for mutant in mutants.make_mutants(ALPHA_BETA)}
-    wrong, hidden, visible = mutants.judge_module(prepared[ALPHA_BETA.id], made["deleted: break"].source)
+    made = {mutant.what: mutant for mutant in make.make_mutants(ALPHA_BETA)}
+    wrong, hidden, visible = verdict.judge_module(prepared[ALPHA_BETA.id], made["deleted: break"].source)
     assert "does not prune" in wrong
     assert hidden == "score/prunes"
     assert visible.startswith("test_scoring_the_empty_board_prunes")
@@ -64,13 +66,13 @@ def test_the_visible_prune_test_stops_where_the_grader_does():
         and isinstance(node.value, ast.Constant)
         and isinstance(node.targets[0], ast.Name)
     }
-    assert constants["PRUNED_CALLS_LIMIT"] == mutants.PRUNE_CALLS_LIMIT
-    assert 10 * constants["SQUARE_ORDER_CALLS"] < mutants.PRUNE_CALLS_LIMIT < constants["MINIMAX_CALLS"] / 2
+    assert constants["PRUNED_CALLS_LIMIT"] == PRUNE_CALLS_LIMIT
+    assert 10 * constants["SQUARE_ORDER_CALLS"] < PRUNE_CALLS_LIMIT < constants["MINIMAX_CALLS"] / 2
 
 
 def test_the_named_mistakes_fail_a_visible_test(prepared):
-    for stage_id in mutants.NAMED_MISTAKES:
-        for name, failure in mutants.named_mistakes(STAGE_BY_ID[stage_id]):
+    for stage_id in report.NAMED_MISTAKES:
+        for name, failure in report.named_mistakes(STAGE_BY_ID[stage_id]):
             assert failure is not None, f"{stage_id}/{name} passes every visible test"
 
 
@@ -97,6 +99,6 @@ def test_every_mutant_of_the_course(prepared):
     rows = {line.split()[0]: [int(field) for field in line.split()[1:6]] for line in lines[1 : 1 + len(STAGES)]}
     for stage_id, (count, equivalent, wrong, hidden, visible) in rows.items():
         assert count == equivalent + wrong and hidden == wrong, stage_id
-        assert visible >= mutants.VISIBLE_TARGET * wrong, stage_id
+        assert visible >= report.VISIBLE_TARGET * wrong, stage_id
     assert len(rows) == len(STAGES) == 10
     assert sum(row[0] for row in rows.values()) == 533

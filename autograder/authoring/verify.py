@@ -3,7 +3,7 @@
 The reference solutions must earn every point, the starters none, every known-wrong variant in
 tests/variants/ must lose points on its own stage, and every alternative correct solution there
 (files named ok_*.py) must earn full marks. Exits 1 on any surprise. With --mutants it proves the tests
-instead, on every single-point mutant of the reference solutions (see mutants.py).
+instead, on every single-point mutant of the reference solutions (see authoring/mutants/).
 """
 
 import argparse

@@ -30,6 +30,7 @@ from autograder.authoring import build
 from autograder.authoring.markers import solution_body
 from autograder.course.checks.visible import examples
 from autograder.course.stages import BONUS_STAGES, ROOT, STAGES
+from autograder.outputs.command_line import fail
 
 # Solution lines with fewer non-blank characters than this are idioms the hints teach on purpose
 # ("board[square] = mark", "memo[key] = result", "return memo[key]") or say nothing ("return total"). From
@@ -355,8 +356,11 @@ def write_release(out: Path, files: dict[str, bytes] | None = None) -> list[str]
     return leaks(out)
 
 
+PROG = "autograde release"
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograde release", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="the folder to write the release into (new or empty)")
     parser.add_argument("--force", action="store_true", help="delete OUT first if it already holds files")
     parser.add_argument(
@@ -371,25 +375,20 @@ def main(argv: list[str] | None = None) -> int:
         try:
             settings = load_policy(args.policy).settings
         except PolicyError as error:
-            print(f"autograde release: {error}", file=sys.stderr)
-            return 2
+            return fail(PROG, str(error))
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         if not args.force:
-            print(
-                f"autograde release: {out} already exists and is not empty; pass --force to replace it", file=sys.stderr
-            )
-            return 2
+            return fail(PROG, f"{out} already exists and is not empty; pass --force to replace it")
         precious = {ROOT, *ROOT.parents, *(ROOT / name for name in COURSE_FOLDERS)}
         if out.resolve() in precious:
-            print(f"autograde release: refusing to delete {out}: it is (or holds) the course itself", file=sys.stderr)
-            return 2
+            return fail(PROG, f"refusing to delete {out}: it is (or holds) the course itself")
         shutil.rmtree(out) if out.is_dir() else out.unlink()
     files = released_files(settings)
     problems = write_release(out, files)
     for problem in problems:
         print(f"leak: {problem}", file=sys.stderr)
     if problems:
-        print(f"autograde release: {len(problems)} leak(s) in {out}; do not hand it out", file=sys.stderr)
+        print(f"{PROG}: {len(problems)} leak(s) in {out}; do not hand it out", file=sys.stderr)
         return 1
     print(f"Wrote the student release to {out} ({len(files)} files); the leak check found nothing.")
     return 0

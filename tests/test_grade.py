@@ -724,25 +724,7 @@ def test_a_second_ctrl_c_leaves_quietly(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The layers and the one time limit
-
-
-def test_grading_imports_nothing_of_the_courses_administration_nor_of_the_verbs_composing_it():
-    """The course step is passed in (grading/course_step.py): no module of grading/ climbs to admin/ or to
-    verbs/grade.py and verbs/gradescope.py, which compose the two."""
-    import ast
-
-    climbs = []
-    for path in sorted((ROOT / "autograder" / "grading").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
-            if isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-            climbs += [f"{path.relative_to(ROOT)}: {name}" for name in names if name.startswith(CLIMBS)]
-    assert climbs == []
-
-
-CLIMBS = ("autograder.admin", "autograder.verbs.grade")  # verbs/grade.py and verbs/gradescope.py
+# The one time limit (the layers: tests/test_layers.py)
 
 
 def test_the_stage_time_limit_is_one_value_with_one_default():

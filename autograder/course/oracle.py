@@ -9,7 +9,7 @@ import functools
 import importlib.util
 from types import ModuleType
 
-from autograder.course.stages import STAGE_BY_ID
+from autograder.course.stages import FUNCTIONS, REFERENCE, STAGE_BY_ID, STAGES
 
 EMPTY = (" ",) * 9
 
@@ -60,7 +60,22 @@ class Oracle:
         _cached(self.quick, "quick_score")
         self.arm = cached_reference("09_best_squares", "depth_score") if "09_best_squares" in STAGE_BY_ID else None
         self.symmetry = load_reference("10_symmetry") if "10_symmetry" in STAGE_BY_ID else None
+        self.references: dict[str, ModuleType] = {}  # loaded when a REFERENCE answer first needs one (_reference)
         self.positions = self._reachable()
+
+    def answer(self, function: str, board, *extra):
+        """The right answer of function (or the set of them) for these arguments, as its contract says it comes."""
+        how = FUNCTIONS[function].oracle
+        if how == REFERENCE:
+            stage = next(stage for stage in STAGES if function in stage.functions)
+            return getattr(self._reference(stage.id), function)(list(board), *extra)
+        return getattr(self, how)(board, *extra)
+
+    def _reference(self, stage_id: str) -> ModuleType:
+        """The stage's reference solution, with the functions its manifest entry names `cached` cached by board."""
+        if stage_id not in self.references:
+            self.references[stage_id] = cached_reference(stage_id, *STAGE_BY_ID[stage_id].cached)
+        return self.references[stage_id]
 
     def _reachable(self) -> list[tuple[str, ...]]:
         """All positions reachable from the empty board, in breadth-first order (empty board first)."""

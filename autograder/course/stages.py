@@ -334,6 +334,10 @@ STAGE_BY_MODULE = {stage.module: stage for stage in STAGES}
 # Every function of the contract by name: a name two stages share (score, choose_move) has one contract.
 FUNCTIONS: dict[str, Function] = {}
 for _stage in (*CORE_STAGES, *BONUS_STAGES):
+    # Where a stage is listed decides its grades.csv column, its flag the totals: they must agree.
+    if _stage.bonus != (_stage in BONUS_STAGES):
+        _listed = "BONUS_STAGES" if _stage in BONUS_STAGES else "the core STAGES"
+        raise AssertionError(f"{_stage.id}: bonus={_stage.bonus}, but it is listed in {_listed}")
     for _function in _stage.contract:
         if FUNCTIONS.setdefault(_function.name, _function) != _function:
             raise AssertionError(f"{_stage.id}: {_function.name} differs from its contract in another stage")

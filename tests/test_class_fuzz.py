@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograder.outputs.command_line import grade
+from autograder.verbs import grade
 from tests.classes import reference, write_student
 from tests.test_intake import ENTRY, build_tree, zips
 

@@ -124,7 +124,7 @@ def graded(tmp_path_factory) -> dict[str, Path]:
     the bonus apart; mallory's submission makes the grader fail both times."""
     from autograder.grading import grade as barrier
     from autograder.grading.judge import grade_stage
-    from autograder.outputs.command_line import grade as grading
+    from autograder.verbs import grade as grading
 
     base = tmp_path_factory.mktemp("exports")
     _class(base / "class")

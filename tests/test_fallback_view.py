@@ -11,7 +11,7 @@ import pytest
 from autograder.course.stages import ROOT, STAGE_BY_ID, TOTAL_POINTS
 from autograder.grading import exposure, sandbox
 from autograder.grading.sandbox import fallback, isolation
-from autograder.outputs.command_line import grade
+from autograder.verbs import grade
 from tests.classes import grade as grade_class
 from tests.classes import perfect, read_grades, reference, write_student
 

@@ -357,7 +357,7 @@ def test_a_gradebook_path_that_is_not_a_gradebook_is_one_line_and_nothing_is_wri
 def test_no_usable_sandbox_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     """Not root and no working bubblewrap (detect() refuses): is that one line, exit 2, and OUT never created?"""
     from autograder.grading import sandbox
-    from autograder.outputs.command_line import grade as grading
+    from autograder.verbs import grade as grading
 
     def refuse(fresh=False):
         raise RuntimeError("not root and bubblewrap does not work here; set AUTOGRADE_ISOLATION=none to grade anyway")
@@ -461,7 +461,7 @@ def test_a_failure_inside_the_grader_becomes_that_submissions_result(tmp_path, m
     """When grading one submission raises inside the grader, is it "could not be graded" with zeros, and only it?"""
     from autograder.grading import grade as barrier
     from autograder.grading.judge import grade_stage
-    from autograder.outputs.command_line import grade as grading
+    from autograder.verbs import grade as grading
 
     def failing_on_one(stage, source, *args, **kwargs):
         if FAILS_HERE in source:
@@ -504,7 +504,7 @@ def test_gradescopes_run_uses_the_same_barrier(tmp_path, monkeypatch, capsys):
     import jsonschema
 
     from autograder.grading import grade as barrier
-    from autograder.outputs.command_line import gradescope
+    from autograder.verbs import gradescope
 
     def failing(stage, source, *args, **kwargs):
         raise sqlite3.OperationalError("database is locked")

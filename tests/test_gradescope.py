@@ -19,7 +19,7 @@ import pytest
 
 from autograder.authoring import build
 from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
-from autograder.outputs.command_line import gradescope
+from autograder.verbs import gradescope
 
 SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope-results.schema.json").read_text())
 

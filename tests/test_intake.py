@@ -589,7 +589,7 @@ def test_notes_about_dropped_lines_are_capped_and_printable():
 
 def test_gradescope_gives_nothing_for_a_linked_folder(tmp_path):
     """Does run_autograder's grading of /autograder/submission follow no link either (all zeros, said why)?"""
-    from autograder.outputs.command_line import gradescope
+    from autograder.verbs import gradescope
 
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "work").symlink_to(ROOT / "solutions")

@@ -138,7 +138,7 @@ BAD_POLICIES = {
 
 @pytest.mark.parametrize("case", sorted(BAD_POLICIES))
 def test_a_bad_policy_is_one_line_before_anything_is_graded(case, tmp_path, capsys):
-    from autograder.outputs.command_line import grade as grading
+    from autograder.verbs import grade as grading
 
     text, expected = BAD_POLICIES[case]
     policy = tmp_path / "policy.toml"
@@ -151,7 +151,7 @@ def test_a_bad_policy_is_one_line_before_anything_is_graded(case, tmp_path, caps
 
 
 def test_an_extension_must_name_a_roster_student_when_there_is_a_roster(tmp_path, capsys):
-    from autograder.outputs.command_line import grade as grading
+    from autograder.verbs import grade as grading
 
     policy = tmp_path / "policy.toml"
     policy.write_text('[[extensions]]\nstudent = "ada"\ndays = 2\n')

@@ -31,7 +31,6 @@ from autograder.admin.settings import CORE_IDS, CourseSettings
 from autograder.course.stages import CORE_STAGES, STAGES, TOTAL_POINTS
 from autograder.grading import judge, sandbox
 from autograder.grading.ungraded import ungraded_result
-from autograder.outputs.command_line import grade
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import (
     HIDDEN_NOTE,
@@ -45,6 +44,7 @@ from autograder.outputs.report import (
 from autograder.outputs.results import from_json, submission_result
 from autograder.outputs.stats import number
 from autograder.record import Change, Outcome, Regrade, StageResult, SubmissionResult, TestResult
+from autograder.verbs import grade
 from tests import pages
 
 HTML_NAME = "eve <script>alert(1)"

@@ -21,7 +21,8 @@ from autograder.grading.child import encode
 
 # Functions whose calls can be slow in honest code (plain searches) get a timer per call, so one slow
 # board costs that board only; the cheap ones rely on the stage's limits, since arming a timer costs time.
-CALL_SECONDS = 10  # CPU seconds
+CALL_SECONDS = 10  # CPU seconds of one slow call (within the stage's limit, sandbox.DEFAULT_STAGE_SECONDS)
+IMPORT_SECONDS = 10  # CPU seconds the child's timer gives the student module's import (within the stage's limit)
 
 # The memo experiment runs in a child of its own (see child.memo_experiment). After the counted scoring of the
 # empty board it scores the empty board AGAIN_EMPTY more times and then every reachable board, all within
@@ -97,10 +98,9 @@ def stage_plan(stage_id: str) -> Plan:
     # A step of a visible check is asked in the visible run, even when a hidden check shares it: it is no secret.
     visible_ids = frozenset(step_id for check in checks if check.visible for step_id, _, _ in expected[check.id])
     hidden_ids = frozenset(step["id"] for step in steps) - visible_ids
-    job = json.dumps({"module": stage.module, "steps": [step for step in steps if step["id"] in visible_ids]}).encode()
-    hidden_job = json.dumps(
-        {"module": stage.module, "steps": [step for step in steps if step["id"] in hidden_ids]}
-    ).encode()
+    start = {"module": stage.module, "import_seconds": IMPORT_SECONDS}
+    job = json.dumps({**start, "steps": [step for step in steps if step["id"] in visible_ids]}).encode()
+    hidden_job = json.dumps({**start, "steps": [step for step in steps if step["id"] in hidden_ids]}).encode()
     quick = {}
     for check_id, cases in expected.items():
         single = [(step_id, next(iter(right))) for step_id, right, _ in cases if len(right) == 1]
@@ -140,7 +140,9 @@ def _memo_plan(stage: Stage, check: Check) -> dict:
         experiment.update(again=again, again_seconds=AGAIN_SECONDS)
         contents = scores if check.memo_contents is None else dict(check.memo_contents)
     return {
-        "memo_job": json.dumps({"module": stage.module, "experiment": experiment}).encode(),
+        "memo_job": json.dumps(
+            {"module": stage.module, "import_seconds": IMPORT_SECONDS, "experiment": experiment}
+        ).encode(),
         "memo_name": experiment["table"] or "",
         "memo_again": tuple(scores[board] for board in again),
         "memo_scores": contents,

@@ -71,9 +71,7 @@ def _experiment_failure(stage: Stage, module: types.ModuleType, checks: list[Che
         # MEMO_CALLS_LIMIT calls, or the scoring again (one call a board for a memo) is wrong or slow: past
         # this many calls one of those happens, so the verdict is the same.
         limit_calls(module, stage.counted, judging.MEMO_CALLS_LIMIT + len(plan.memo_again))
-    job = json.loads(plan.memo_job)
-    del job["module"]
-    (experiment,) = job.values()  # the experiment's job: the module's name and the experiment itself
+    experiment = json.loads(plan.memo_job)["experiment"]  # the job: the module's name and the experiment itself
     start = time.process_time()
     child.memo_experiment(module, stage.filename, experiment, buffer)
     cpu = time.process_time() - start

@@ -8,7 +8,7 @@ import signal
 from collections import Counter
 from dataclasses import dataclass
 
-from autograder.course.checks import Check, stage_checks
+from autograder.course.checks import Check, stage_outline
 from autograder.course.stages import FUNCTIONS, Stage
 from autograder.grading import feedback
 from autograder.grading.feedback import Problem
@@ -91,7 +91,7 @@ def fail_all(stage: Stage, outcome: Outcome, message: str, phase: str = "intake"
     phase: how far the stage got (StageResult.phase): "intake" when there was no module to run.
     """
     message = feedback.stage_message(message)
-    tests = [check_result(check, outcome, message) for check in stage_checks(stage.id)]
+    tests = [check_result(check, outcome, message) for check in stage_outline(stage.id)]
     for test in tests:
         test.stage = stage.id
     return StageResult(stage.id, 0, stage.points, Outcome(outcome), message, tests, phase=phase)

@@ -2,24 +2,10 @@
 hash, the grader's version, the time limit, the isolation), and why a stored result is not the one to reuse."""
 
 import functools
-import hashlib
 
-from autograder.course.stages import ROOT
+from autograder.course.suite import suite_hash
 from autograder.grading import sandbox
 from autograder.record import GradingParameters
-
-# Everything whose change can change a grade (the grader, its hidden checks, the child, the references and the
-# visible tests' examples); its hash is stored with each result.
-SUITE_FILES = ("autograder/**/*.py", "solutions/*/*.py", "assignments/*/test_*.py")
-
-
-@functools.cache
-def suite_hash() -> str:
-    digest = hashlib.sha256()
-    paths = {path for pattern in SUITE_FILES for path in ROOT.glob(pattern) if "__pycache__" not in path.parts}
-    for path in sorted(paths):
-        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
 
 
 @functools.cache

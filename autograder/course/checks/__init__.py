@@ -8,7 +8,7 @@ autograder.grading.judge, in the trusted process.
 import functools
 import importlib
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from autograder.course.stages import STAGE_BY_ID
 
@@ -83,7 +83,26 @@ def unchanged(function_names: str) -> Check:
 
 @functools.cache
 def stage_checks(stage_id: str) -> tuple[Check, ...]:
-    """All checks of one stage, visible ones first; their points add up to the stage's points."""
+    """All checks of one stage, visible ones first; their points add up to the stage's points. Built once for a
+    suite and kept between runs (course/checks/cache.py)."""
+    from autograder.course.checks.cache import cached
+
+    return cached(stage_id, lambda: _build_checks(stage_id))
+
+
+@functools.cache
+def stage_outline(stage_id: str) -> tuple[Check, ...]:
+    """The stage's checks without their cases: what a result lists when the stage was not run (not submitted,
+    unreadable), for the price of a small file instead of every case's answers."""
+    from autograder.course.checks.cache import cached
+
+    def outline():
+        return tuple(replace(check, cases=[], memo_contents=None) for check in stage_checks(stage_id))
+
+    return cached(f"{stage_id}-outline", outline)
+
+
+def _build_checks(stage_id: str) -> tuple[Check, ...]:
     from autograder.course.checks.visible import visible_checks
     from autograder.course.oracle import oracle
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -13,6 +14,7 @@ import time
 
 from autograder.grading.sandbox.folders import runs_dir
 from autograder.grading.sandbox.host import tool
+from autograder.grading.sandbox.keyrings import keys_of
 from autograder.grading.sandbox.stopping import Stopped, stop_requested
 
 UID_BASE = 61000
@@ -41,7 +43,7 @@ class UidPool:
                 start = self._next
                 for i in range(UID_COUNT):
                     uid = UID_BASE + (start + i) % UID_COUNT
-                    if uid in self._retired:
+                    if uid in self._retired or self._retired_before(folder, uid):
                         continue
                     fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
                     try:
@@ -67,10 +69,27 @@ class UidPool:
                 raise Stopped()
             time.sleep(0.01)
 
+    def _retired_before(self, folder: str, uid: int) -> bool:
+        """Whether an earlier grader retired uid and it still owns keys: then this grader skips it at once instead
+        of spending a second in clear_uid finding that out again (one read of /proc/key-users). A uid whose keys
+        have gone since is in the pool again."""
+        marker = os.path.join(folder, f"{uid}.retired")
+        if not os.path.exists(marker):
+            return False
+        if keys_of(uid):
+            self._retired.add(uid)
+            return True
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(marker)
+        return False
+
     def retire(self, uid: int) -> None:
-        """Never hand uid to a run again (in this grader): something a run left under it cannot be removed."""
+        """Never hand uid to a run again while it owns keys: something a run left under it cannot be removed. The
+        marker in the pool's root-only folder tells later graders too."""
         with self._lock:
             self._retired.add(uid)
+        with open(os.path.join(self.folder(), f"{uid}.retired"), "w") as marker:
+            marker.write(f"{keys_of(uid)} keys\n")
 
     @staticmethod
     def release(fd: int) -> None:

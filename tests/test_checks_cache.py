@@ -1,4 +1,4 @@
-"""The checks' cache between runs (course/checks/cache.py): read only when it is ours, whole and of this suite;
+"""The checks' cache between runs (course/cache.py): read only when it is ours, whole and of this suite;
 anything else is rebuilt; a grade is the same from a cold cache and a warm one."""
 
 import json
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from autograder.course.checks import cache
+from autograder.course import cache
 from autograder.course.checks import stage_checks as built_checks
 from autograder.course.stages import ROOT
 from autograder.course.suite import suite_hash

@@ -1,7 +1,7 @@
 """The suite: every file whose change can change a grade, and their hash.
 
 A stored result is reused only under the same hash (grading/reuse.py), and the checks' cache is kept by it
-(course/checks/cache.py).
+(course/cache.py).
 """
 
 import functools

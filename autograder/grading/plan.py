@@ -15,6 +15,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
+from autograder.course.cache import cached
 from autograder.course.checks import Case, Check, stage_checks
 from autograder.course.stages import FUNCTIONS, STAGES, Stage
 from autograder.grading.child import encode
@@ -78,6 +79,11 @@ def encodings(answers) -> frozenset[str]:
 
 @functools.cache
 def stage_plan(stage_id: str) -> Plan:
+    """The stage's plan: its children's jobs and every answer they are judged against, kept between runs."""
+    return cached(f"{stage_id}-plan", lambda: _build_plan(stage_id))
+
+
+def _build_plan(stage_id: str) -> Plan:
     checks = stage_checks(stage_id)
     stage = next(stage for stage in STAGES if stage.id == stage_id)
     steps, ids, expected, memo = [], {}, {}, {}

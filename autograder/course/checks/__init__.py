@@ -84,8 +84,8 @@ def unchanged(function_names: str) -> Check:
 @functools.cache
 def stage_checks(stage_id: str) -> tuple[Check, ...]:
     """All checks of one stage, visible ones first; their points add up to the stage's points. Built once for a
-    suite and kept between runs (course/checks/cache.py)."""
-    from autograder.course.checks.cache import cached
+    suite and kept between runs (course/cache.py)."""
+    from autograder.course.cache import cached
 
     return cached(stage_id, lambda: _build_checks(stage_id))
 
@@ -94,7 +94,7 @@ def stage_checks(stage_id: str) -> tuple[Check, ...]:
 def stage_outline(stage_id: str) -> tuple[Check, ...]:
     """The stage's checks without their cases: what a result lists when the stage was not run (not submitted,
     unreadable), for the price of a small file instead of every case's answers."""
-    from autograder.course.checks.cache import cached
+    from autograder.course.cache import cached
 
     def outline():
         return tuple(replace(check, cases=[], memo_contents=None) for check in stage_checks(stage_id))

@@ -9,9 +9,10 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from autograder.course.cache import trusted_folder
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGES, TOTAL_POINTS
 from autograder.outputs import write_atomically
 from autograder.outputs.folders import FEEDBACK, REPORT, output_folders
@@ -61,6 +62,11 @@ def environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         auto_reload=False,  # the templates are files of this package: read once per run
+        # Compiled once for all runs, in the instructor's cache folder (course/cache.py): Jinja2 recompiles a
+        # template whose source changed.
+        bytecode_cache=FileSystemBytecodeCache(str(folder), "jinja2-%s.cache")
+        if (folder := trusted_folder())
+        else None,
     )
     env.filters.update(points=points, number=number, markdown=markdown, markdown_inline=markdown_inline)
     env.globals.update(

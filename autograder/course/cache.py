@@ -1,6 +1,7 @@
-"""The checks of each stage, kept between runs: building them (every case's oracle answers) costs about a second
-for the ten stages, and every `autograde grade` process needs them (a stage not handed in still lists its
-checks as failed), a Gradescope container grading one submission and each of `make test`'s graders included.
+"""What a run builds from the suite alone, kept between runs: each stage's checks (every case's oracle answers:
+about a second for the ten stages), their plans, and the report's compiled templates. Every `autograde grade`
+process needs them (a stage not handed in still lists its checks as failed): a Gradescope container grading one
+submission, a `--student` rerun, each shard, each of `make test`'s graders.
 
 They are the hidden tests' answers, so they live with the instructor's files: CACHE (or $AUTOGRADE_CACHE), a
 folder only the grader's user may write, never OUT or a class folder. One file per stage, named by the suite's
@@ -102,6 +103,16 @@ def _forget_old_suites(folder: Path) -> None:
     for entry, _ in files:
         if entry.name.split("-", 1)[0] not in kept:
             entry.unlink(missing_ok=True)
+
+
+def trusted_folder() -> Path | None:
+    """The cache folder, made if need be, when it is this user's and no one else may write it; else None."""
+    folder = cache_dir()
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return folder if _ours(os.stat(folder)) else None
+    except OSError:
+        return None
 
 
 def cached(name: str, build: Callable[[], object]):

@@ -251,6 +251,22 @@ def test_a_perfect_submission_earns_every_point(tmp_path):
     assert read_grades(tmp_path / "out")["ada"]["total"] == str(TOTAL_POINTS)
 
 
+def test_one_submissions_stages_on_several_cores_grade_as_one_at_a_time(tmp_path):
+    """A class of one runs its stages side by side (--jobs 2): the same grades, every result in the course's order."""
+    from tests.test_golden import normalised_results
+
+    write_student(tmp_path / "class" / "ada", {**perfect(), "05_winning_square": starter("05_winning_square")})
+    outputs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"jobs{jobs}"
+        assert grade(tmp_path / "class", out, "--jobs", jobs).returncode == 0
+        results = normalised_results(json.loads((out / "ada" / "results.json").read_text()))
+        outputs.append(((out / "grades.csv").read_text(), results))
+    assert outputs[0] == outputs[1]
+    assert list(outputs[1][1]["extra_data"]["stages"]) == [stage.id for stage in STAGES]
+    assert read_grades(tmp_path / "jobs2")["ada"]["05_winning_square"] == "0"
+
+
 @pytest.mark.slow
 def test_graders_creating_one_gradebook_at_once_all_succeed(tmp_path):
     """Do three graders that create the same new gradebook at the same moment all get it (no "database is locked")?"""

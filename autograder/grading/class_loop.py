@@ -228,8 +228,11 @@ def _grade_pending(
     pool = ThreadPoolExecutor(max_workers=options.jobs)
     futures: dict[Future, Submission] = {}
     if not stop.is_set():
+        # One submission on several cores (a --student rerun, a shard of one): its stages share the cores.
+        parallel = options.jobs if len(pending) == 1 else 1
         futures = {
-            pool.submit(grade_guarded, s, isolation, options.time_limit, stop, kept.get(s.student)): s for s in pending
+            pool.submit(grade_guarded, s, isolation, options.time_limit, stop, kept.get(s.student), parallel): s
+            for s in pending
         }
     waiting = set(futures)
     with console.progress(len(futures)) as advance:

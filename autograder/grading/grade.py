@@ -14,6 +14,7 @@ status), and every other student is graded, stored and written as usual.
 import threading
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from autograder.course.stages import STAGES
@@ -42,34 +43,27 @@ def grade_submission(
     seconds: float,
     stop: threading.Event | None = None,
     kept: dict[str, StageResult] | None = None,
+    parallel: int = 1,
 ) -> SubmissionResult:
     """Every stage of one student, each in its own sandboxed child; returns the record of their results.
 
     seconds: the CPU limit of each stage (--time-limit), which also sets the student's wall-clock budget.
     kept: stages taken over as they are (from a stored result; --stage grades only the others).
+    parallel: how many stages may run at once (a class of one on several cores: a Gradescope container); the
+    stages share the one wall-clock budget, and the record is the same whichever order they end in.
     Raises Cancelled once stop is set (the run was interrupted), GradingFailure when the grader itself failed.
     """
     started = time.perf_counter()
     budget = sandbox.student_budget(seconds)  # wall-clock time for all the stages together, however they use it
     deadline = time.monotonic() + budget
-    stages: dict[str, StageResult] = {}
-    for stage in STAGES:
+
+    def graded(stage) -> StageResult:
         if stop is not None and stop.is_set():
             raise Cancelled(f"interrupted before {stage.id}")
-        if kept and stage.id in kept:
-            stages[stage.id] = kept[stage.id]
-            continue
-        if stage.id in submission.problems:
-            missing = stage.id in submission.not_submitted
-            stages[stage.id] = fail_all(
-                stage, Outcome.MISSING if missing else Outcome.ERROR, submission.problems[stage.id]
-            )
-            continue
         source = submission.sources[stage.id]
         wall_left = deadline - time.monotonic()
         if wall_left <= 0:
-            stages[stage.id] = fail_all(stage, Outcome.TIMEOUT, feedback.out_of_budget(budget), phase="import")
-            continue
+            return fail_all(stage, Outcome.TIMEOUT, feedback.out_of_budget(budget), phase="import")
         try:
             result = grade_stage(stage, source.text, isolation, seconds=seconds, wall_left=wall_left)
         except Cancelled:
@@ -78,7 +72,31 @@ def grade_submission(
             raise GradingFailure(f"while grading {stage.id}", error) from error
         if source.notes:
             result.message = "; ".join(filter(None, [*source.notes, result.message]))
-        stages[stage.id] = result
+        return result
+
+    if stop is not None and stop.is_set():
+        raise Cancelled("interrupted before its first stage")
+    stages: dict[str, StageResult] = {}
+    to_run = []
+    for stage in STAGES:
+        if kept and stage.id in kept:
+            stages[stage.id] = kept[stage.id]
+        elif stage.id in submission.problems:
+            missing = stage.id in submission.not_submitted
+            stages[stage.id] = fail_all(
+                stage, Outcome.MISSING if missing else Outcome.ERROR, submission.problems[stage.id]
+            )
+        else:
+            to_run.append(stage)
+    if parallel > 1 and len(to_run) > 1:
+        with ThreadPoolExecutor(max_workers=min(parallel, len(to_run))) as pool:
+            futures = [(stage, pool.submit(graded, stage)) for stage in to_run]
+            for stage, future in futures:  # the first failure in stage order is the one raised
+                stages[stage.id] = future.result()
+    else:
+        for stage in to_run:
+            stages[stage.id] = graded(stage)
+    stages = {stage.id: stages[stage.id] for stage in STAGES}  # in the course's order, however they ended
     notes = list(submission.notes)
     for stage_id, result in stages.items():
         if result.message and stage_id not in submission.problems:
@@ -106,11 +124,16 @@ def ungraded(student: str, reason: str, isolation: sandbox.Isolation, seconds: f
 
 
 def grade_guarded(
-    submission: Submission, isolation, seconds: float, stop: threading.Event, kept: dict | None = None
+    submission: Submission,
+    isolation,
+    seconds: float,
+    stop: threading.Event,
+    kept: dict | None = None,
+    parallel: int = 1,
 ) -> SubmissionResult:
     """grade_submission behind the fault barrier (runs in a worker thread)."""
     try:
-        return grade_submission(submission, isolation, seconds, stop, kept)
+        return grade_submission(submission, isolation, seconds, stop, kept, parallel)
     except Cancelled:
         raise
     except Exception as error:
@@ -119,17 +142,20 @@ def grade_guarded(
         return ungraded(submission.student, failure_reason(error, "while grading it"), isolation, seconds)
 
 
-def grade_student(name: str, path: Path, isolation: sandbox.Isolation, seconds: float) -> SubmissionResult:
+def grade_student(
+    name: str, path: Path, isolation: sandbox.Isolation, seconds: float, parallel: int = 1
+) -> SubmissionResult:
     """read_student and grade_submission behind the fault barrier: always a record, cleaned and ready to write.
 
-    Gradescope's run grades its one submission through this; the record's ungraded says whether it failed.
+    Gradescope's run grades its one submission through this, its stages `parallel` at a time; the record's
+    ungraded says whether it failed.
     """
     try:
         submission = read_student(name, path)
     except Exception as error:
         return cleaned(ungraded(name, failure_reason(error, "while reading it"), isolation, seconds))
     try:
-        result = cleaned(grade_submission(submission, isolation, seconds))
+        result = cleaned(grade_submission(submission, isolation, seconds, parallel=parallel))
         json_text(to_json(result))  # what cannot be written is a failure too
         return result
     except Exception as error:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
 import tomllib
@@ -135,7 +136,10 @@ def run(root: Path) -> int:
         problem = exposure.problem(isolation, root / "results", root / "submission_metadata.json")
         if problem:  # said in results.json's output, which the staff see first when they test the assignment
             raise RuntimeError(problem)
-        result = grade_student(student_name(root), root / "submission", isolation, sandbox.DEFAULT_STAGE_SECONDS)
+        cores = len(os.sched_getaffinity(0))  # the container's: its stages share them
+        result = grade_student(
+            student_name(root), root / "submission", isolation, sandbox.DEFAULT_STAGE_SECONDS, parallel=cores
+        )
         if result.ungraded:
             print(f"could not be graded: {result.ungraded}", flush=True)
         status = 1 if result.ungraded else 0

@@ -58,6 +58,18 @@ ALPHA_BETA_WINDOWS = ((-1, 1), (0, 1), (-1, 0), (0, 2), (-2, 0))
 FULL_WINDOW = (-2, 2)
 DEPTHS = (0, 1, 2, 4)  # 09_best_squares: the depths depth_score is asked at (a depth off by one shows on any)
 
+# The two contracts several stages share (03, 04, 08 and 10 ask for score; 03, 04 and 08 for choose_move).
+SCORE = Function("score", "score", "int", slow=True)
+CHOOSE_MOVE = Function(
+    "choose_move",
+    "best_moves",
+    "empty square",
+    slow=True,
+    wrong="chose a square that is not best",
+    given="unfinished",
+    plays=True,
+)
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -144,16 +156,8 @@ STAGES: tuple[Stage, ...] = (
         module="minimax",
         checks="s03_minimax",
         contract=(
-            Function("score", "score", "int", slow=True),
-            Function(
-                "choose_move",
-                "best_moves",
-                "empty square",
-                slow=True,
-                wrong="chose a square that is not best",
-                given="unfinished",
-                plays=True,
-            ),
+            SCORE,
+            CHOOSE_MOVE,
         ),
         points=20,
         stars=0,
@@ -171,16 +175,8 @@ STAGES: tuple[Stage, ...] = (
         memo="memo",
         counted="score",
         contract=(
-            Function("score", "score", "int", slow=True),
-            Function(
-                "choose_move",
-                "best_moves",
-                "empty square",
-                slow=True,
-                wrong="chose a square that is not best",
-                given="unfinished",
-                plays=True,
-            ),
+            SCORE,
+            CHOOSE_MOVE,
         ),
         points=20,
         stars=0,
@@ -265,16 +261,8 @@ BONUS_STAGES: tuple[Stage, ...] = (
         counted="alphabeta",
         contract=(
             Function("alphabeta", "alphabeta", "int", extra=(*ALPHA_BETA_WINDOWS, FULL_WINDOW)),
-            Function("score", "score", "int", slow=True),
-            Function(
-                "choose_move",
-                "best_moves",
-                "empty square",
-                slow=True,
-                wrong="chose a square that is not best",
-                given="unfinished",
-                plays=True,
-            ),
+            SCORE,
+            CHOOSE_MOVE,
         ),
         points=10,
         stars=0,
@@ -314,7 +302,7 @@ BONUS_STAGES: tuple[Stage, ...] = (
         contract=(
             Function("symmetries", "symmetries", "eight boards"),
             Function("canonical", "canonical", "board string"),
-            Function("score", "score", "int", slow=True),
+            SCORE,
         ),
         points=10,
         stars=0,

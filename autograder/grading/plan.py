@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from autograder.course.cache import cached
 from autograder.course.checks import Case, Check, stage_checks
-from autograder.course.stages import FUNCTIONS, STAGES, Stage
+from autograder.course.stages import FUNCTIONS, STAGE_BY_ID, Stage
 from autograder.grading.child import encode
 
 # Functions whose calls can be slow in honest code (plain searches) get a timer per call, so one slow
@@ -85,7 +85,7 @@ def stage_plan(stage_id: str) -> Plan:
 
 def _build_plan(stage_id: str) -> Plan:
     checks = stage_checks(stage_id)
-    stage = next(stage for stage in STAGES if stage.id == stage_id)
+    stage = STAGE_BY_ID[stage_id]
     steps, ids, expected, memo = [], {}, {}, {}
     for check in checks:
         if check.kind in MEMO_KINDS:

@@ -251,6 +251,31 @@ def test_a_perfect_submission_earns_every_point(tmp_path):
     assert read_grades(tmp_path / "out")["ada"]["total"] == str(TOTAL_POINTS)
 
 
+def test_a_failure_in_one_of_a_class_of_ones_stages_side_by_side_is_that_submissions_result(
+    tmp_path, monkeypatch, capsys
+):
+    """A class of one runs its stages side by side: when one of them raises inside the grader, the submission is
+    "could not be graded" with the reason naming that stage, written and not stored, like any other fault."""
+    from autograder.grading import grade as barrier
+    from autograder.grading.judge import grade_stage
+    from autograder.verbs import grade as grading
+
+    def failing_on_one(stage, source, *args, **kwargs):
+        if FAILS_HERE in source:
+            "\udc80".encode()
+        return grade_stage(stage, source, *args, **kwargs)
+
+    monkeypatch.setattr(barrier, "grade_stage", failing_on_one)
+    folder, out = tmp_path / "class", tmp_path / "out"
+    write_student(folder / "bob", {**cheap(), "05_winning_square": FAILS_HERE + reference("05_winning_square")})
+    assert grading.main([str(folder), "--out", str(out), "--quiet", "--jobs", "2"]) == 1
+    assert "bob could not be graded: the grader failed while grading 05_winning_square" in capsys.readouterr().err
+    results = json.loads((out / "bob" / "results.json").read_text())
+    assert results["score"] == 0 and "UnicodeEncodeError" in results["extra_data"]["ungraded"]
+    assert (out / "bob" / "feedback.html").exists()
+    assert list(gradebook(out).execute("SELECT student FROM submissions")) == []
+
+
 def test_one_submissions_stages_on_several_cores_grade_as_one_at_a_time(tmp_path):
     """A class of one runs its stages side by side (--jobs 2): the same grades, every result in the course's order."""
     from tests.test_golden import normalised_results

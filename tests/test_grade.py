@@ -540,6 +540,48 @@ def test_a_failure_inside_the_grader_becomes_that_submissions_result(tmp_path, m
     assert db.execute("SELECT SUM(reused) FROM run_students WHERE run_id = 2").fetchone()[0] == 2
 
 
+def test_a_result_the_class_report_cannot_draw_is_that_students_alone(tmp_path, monkeypatch, capsys):
+    """When one student's row of the class report fails to draw, is that student "could not be graded", never
+    stored, while the others' rows (each drawn once, as they were graded) fill the report?"""
+    from autograder.outputs.report import views
+    from autograder.verbs import grade as grading
+
+    real_row = views.student_row
+
+    def failing_for_bob(name, result, href):
+        if name == "bob" and result.ungraded is None:  # his graded result; "could not be graded" draws
+            "\udc80".encode()  # UnicodeEncodeError, as a lone surrogate gives anywhere text is written
+        return real_row(name, result, href)
+
+    monkeypatch.setattr(views, "student_row", failing_for_bob)
+    folder, out = tmp_path / "class", tmp_path / "out"
+    for name in ("ada", "bob", "cat"):
+        write_student(folder / name, cheap())
+    drawn = []
+    real_html = grading_pages().row_html
+
+    def counted(name, *args):
+        drawn.append(name)
+        return real_html(name, *args)
+
+    monkeypatch.setattr("autograder.grading.batch.row_html", counted)
+    assert grading.main([str(folder), "--out", str(out), "--quiet", "--jobs", "2"]) == 1
+    assert "bob could not be graded: the grader failed while rendering its results" in capsys.readouterr().err
+    assert sorted(drawn) == ["ada", "bob", "cat"]  # once each, not again for the class report
+    grades = read_grades(out)
+    assert grades["ada"]["total"] == grades["cat"]["total"] == points(*CHEAP) and grades["bob"]["final"] == ""
+    report = (out / "report.html").read_text()
+    students = report[report.index('id="students"') :]
+    assert all(f">{name}</a>" in students for name in ("ada", "bob", "cat"))
+    assert {row[0] for row in gradebook(out).execute("SELECT student FROM submissions")} == {"ada", "cat"}
+
+
+def grading_pages():
+    from autograder.outputs.report import pages
+
+    return pages
+
+
 def test_gradescopes_run_uses_the_same_barrier(tmp_path, monkeypatch, capsys):
     """Does Gradescope's run write a valid results.json saying "could not be graded" when the grader fails on it?"""
     import jsonschema

@@ -142,6 +142,24 @@ def test_reference_gets_full_marks(bundle, tmp_path):
     assert sum(test["max_score"] for test in core) == TOTAL_POINTS
 
 
+def test_setup_builds_the_cache_once_and_each_run_reads_it(bundle, tmp_path):
+    """Does setup.sh's warm step leave every stage's checks and plan in the grader's cache, so that grading a
+    submission afterwards reads them and builds (writes) nothing?"""
+    root, cache = unpack(bundle, tmp_path / "gs"), tmp_path / "cache"
+    environment = {**os.environ, "AUTOGRADE_CACHE": str(cache), "PYTHONPATH": str(root / "source")}
+    warm = [sys.executable, "-m", "autograder.verbs.gradescope", "warm"]
+    done = subprocess.run(warm, cwd=root / "source", env=environment, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert f"cache: {len(STAGES)} stages' checks and plans in {cache}" in done.stdout
+    built = {path.name: path.stat().st_mtime_ns for path in cache.iterdir()}
+    kept = {name.split("-", 2)[2] for name in built}  # SUITE-pyXY-NAME.pickle (course/cache.py)
+    for stage in STAGES:
+        assert {f"{stage.id}.pickle", f"{stage.id}-plan.pickle", f"{stage.id}-outline.pickle"} <= kept, stage.id
+    results, done = grade(bundle, root, {"rules.py": reference(STAGES[0])}, AUTOGRADE_CACHE=str(cache))
+    assert done.returncode == 0 and results["extra_data"]["stages"]["01_rules"]["score"] == STAGES[0].points
+    assert {path.name: path.stat().st_mtime_ns for path in cache.iterdir()} == built  # read, not rebuilt
+
+
 @pytest.mark.slow
 def test_starters_get_nothing(bundle, tmp_path):
     """Do the starters, uploaded flat (Gradescope's usual layout), score 0 with every test failed?"""

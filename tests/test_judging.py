@@ -321,7 +321,7 @@ def test_the_child_reports_a_changed_board_in_a_drawable_form():
         def winner(board):
             board[4] = None
 
-    reply = child.run_step(Module, "rules.py", {"id": 3, "call": "winner", "args": ["XO  X    "]})
+    reply = child.run_step(Module, "rules.py", (3, "winner", ("XO  X    ",), 0))
     assert reply["ok"] is True and reply["value"] == "n"
     after = decode(reply["changed"])
     assert after[4] is None

@@ -14,7 +14,7 @@ from autograder.grading.submissions import Submission
 from autograder.outputs import write_atomically
 from autograder.outputs.folders import FEEDBACK, RESULTS, output_folders
 from autograder.outputs.gradebook import Gradebook
-from autograder.outputs.report import feedback_html, report_html
+from autograder.outputs.report import feedback_html, row_html
 from autograder.outputs.results import cleaned, json_text, to_json
 from autograder.record import GradingParameters, SubmissionResult
 
@@ -37,6 +37,7 @@ class Batch:
         self.course = course  # lateness and the final grade, applied to every result before it is written
         self.isolation, self.seconds, self.show_hidden = isolation, options.time_limit, options.show_hidden
         self.results: dict[str, SubmissionResult] = {}  # each cleaned, as its results.json was written
+        self.rows: dict[str, str] = {}  # student -> their row of the class report, drawn once from that result
         self.commits: dict[str, repositories.Commit] = {}  # --at: the commit each student was graded at
         self.files: dict[str, dict[str, str]] = {}  # the file the intake graded per stage: its time is the one read
         self.stored = self.reused = 0
@@ -47,11 +48,12 @@ class Batch:
         Files first: a result the gradebook holds is always one that was written; if storing fails, the files
         are overwritten with the "could not be graded" result.
         """
+        row = None
         try:
             result = cleaned(self.course.applied(name, self._with_commit(name, result), self.files.get(name)))
             if store is not None:
-                # Drawn once for this student alone: a result the class report could not draw would stop it.
-                report_html({name: result})
+                # Drawn once, here: a result the class report could not draw is this student's fault alone.
+                row = row_html(name, result, self.folders)
         except Exception as error:
             result, store = self._ungraded(name, error, "while rendering its results"), None
         if store is not None:
@@ -66,11 +68,16 @@ class Batch:
             except Exception as error:
                 result, store = self._ungraded(name, error, "while storing it in the gradebook"), None
         if store is None:
+            row = None  # not the result drawn: the class report draws the "could not be graded" one itself
             try:
                 self._write(name, result)
             except Exception:  # e.g. its output folder cannot be made: grades.csv and the report still show it
                 pass
         self.results[name] = result
+        if row is None:
+            self.rows.pop(name, None)
+        else:
+            self.rows[name] = row
 
     def _with_commit(self, name: str, result: SubmissionResult) -> SubmissionResult:
         """--at: the commit the files came from, also on a result reused from the gradebook."""

@@ -262,7 +262,7 @@ def _write_class(options: GradeOptions, batch: Batch, notes: list[str], absent: 
     for line in untimed:
         console.say(line)
     gradesheet.write_grades(options.out / GRADES, results)
-    report = write_report(options.out, results, [*notes, *untimed], batch.folders, absent)
+    report = write_report(options.out, results, [*notes, *untimed], batch.folders, absent, batch.rows)
     console.summary(results, absent)
     failed = {name: result.ungraded for name, result in results.items() if result.ungraded}
     console.say(

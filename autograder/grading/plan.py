@@ -11,7 +11,7 @@ without decoding anything.
 """
 
 import functools
-import json
+import marshal
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -104,9 +104,8 @@ def _build_plan(stage_id: str) -> Plan:
     # A step of a visible check is asked in the visible run, even when a hidden check shares it: it is no secret.
     visible_ids = frozenset(step_id for check in checks if check.visible for step_id, _, _ in expected[check.id])
     hidden_ids = frozenset(step["id"] for step in steps) - visible_ids
-    start = {"module": stage.module, "import_seconds": IMPORT_SECONDS}
-    job = json.dumps({**start, "steps": [step for step in steps if step["id"] in visible_ids]}).encode()
-    hidden_job = json.dumps({**start, "steps": [step for step in steps if step["id"] in hidden_ids]}).encode()
+    job = _job(stage, steps=[wire_step(step) for step in steps if step["id"] in visible_ids])
+    hidden_job = _job(stage, steps=[wire_step(step) for step in steps if step["id"] in hidden_ids])
     quick = {}
     for check_id, cases in expected.items():
         single = [(step_id, next(iter(right))) for step_id, right, _ in cases if len(right) == 1]
@@ -129,6 +128,16 @@ def _build_plan(stage_id: str) -> Plan:
     )
 
 
+def _job(stage: Stage, **work) -> bytes:
+    """A child's job as its stdin carries it: marshal (child.main reads it), version 4, which every Python 3 loads."""
+    return marshal.dumps({"module": stage.module, "import_seconds": IMPORT_SECONDS, **work}, 4)
+
+
+def wire_step(step: dict) -> tuple:
+    """A step as child.run_step takes it: (id, function, arguments, CPU seconds or 0)."""
+    return step["id"], step["call"], tuple(step["args"]), step.get("seconds", 0)
+
+
 def _memo_plan(stage: Stage, check: Check) -> dict:
     from autograder.course.oracle import oracle
 
@@ -146,9 +155,7 @@ def _memo_plan(stage: Stage, check: Check) -> dict:
         experiment.update(again=again, again_seconds=AGAIN_SECONDS)
         contents = scores if check.memo_contents is None else dict(check.memo_contents)
     return {
-        "memo_job": json.dumps(
-            {"module": stage.module, "import_seconds": IMPORT_SECONDS, "experiment": experiment}
-        ).encode(),
+        "memo_job": _job(stage, experiment=experiment),
         "memo_name": experiment["table"] or "",
         "memo_again": tuple(scores[board] for board in again),
         "memo_scores": contents,

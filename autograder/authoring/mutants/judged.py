@@ -1,7 +1,7 @@
 """Does the grader's hidden suite catch a mutant? Its hidden checks judged by the grader's own code
 (child.run_step, child.memo_experiment, judging.py) on calls made in this process."""
 
-import json
+import marshal
 import time
 import types
 from collections.abc import Callable
@@ -10,7 +10,7 @@ from autograder.authoring.mutants.wrong import PRUNE_CALLS_LIMIT, limit_calls
 from autograder.course.checks import Check, stage_checks
 from autograder.course.stages import Stage
 from autograder.grading import child, judging
-from autograder.grading.plan import MEMO_KINDS, stage_plan
+from autograder.grading.plan import MEMO_KINDS, stage_plan, wire_step
 from autograder.grading.protocol import parse_replies
 from autograder.grading.sandbox.run_result import RunResult
 
@@ -71,7 +71,7 @@ def _experiment_failure(stage: Stage, module: types.ModuleType, checks: list[Che
         # MEMO_CALLS_LIMIT calls, or the scoring again (one call a board for a memo) is wrong or slow: past
         # this many calls one of those happens, so the verdict is the same.
         limit_calls(module, stage.counted, judging.MEMO_CALLS_LIMIT + len(plan.memo_again))
-    experiment = json.loads(plan.memo_job)["experiment"]  # the job: the module's name and the experiment itself
+    experiment = marshal.loads(plan.memo_job)["experiment"]  # the job: the module's name and the experiment itself
     start = time.process_time()
     child.memo_experiment(module, stage.filename, experiment, buffer)
     cpu = time.process_time() - start
@@ -95,7 +95,7 @@ def _calls_failure(stage: Stage, module: types.ModuleType, checks: list[Check]) 
         for step_id, right, _ in plan.expected[check.id]:
             if step_id not in asked:
                 asked.add(step_id)
-                reply = child.run_step(module, stage.filename, plan.step_by_id[step_id])
+                reply = child.run_step(module, stage.filename, wire_step(plan.step_by_id[step_id]))
                 if type(reply) is not tuple or reply[1] not in right:
                     # An error, a wrong answer or a changed board: the grader fails this check (or board-unchanged)
                     # whatever the other calls answer, so they are not made.

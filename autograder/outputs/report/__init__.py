@@ -12,7 +12,7 @@ message is student-controlled text); the templates escape everything they are gi
 """
 
 from autograder.outputs.report.markdown_render import markdown
-from autograder.outputs.report.pages import feedback_html, report_html, write_pages, write_report
+from autograder.outputs.report.pages import feedback_html, report_html, row_html, write_pages, write_report
 from autograder.outputs.report.views import HIDDEN_NOTE, feedback_href, pass_rates
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "markdown",
     "pass_rates",
     "report_html",
+    "row_html",
     "write_pages",
     "write_report",
 ]

@@ -94,11 +94,13 @@ def report_html(
     tournament: bool = False,
     folders: dict[str, str] | None = None,
     absent: dict[str, FinalGrade] | None = None,
+    rows: dict[str, Markup] | None = None,
 ) -> str:
     """notes: about the run as a whole (entries that are not submissions, why some were regraded), one line each;
     similar: link OUT/similar.html (`autograde similar`); tournament: OUT/tournament.html (`autograde tournament`);
     folders: each student's folder (outputs/folders.py), by default that of the students in results;
-    absent: the roster's students with no submission, with their final grades."""
+    absent: the roster's students with no submission, with their final grades;
+    rows: students' rows already drawn by row_html from these same results, used as they are."""
     report = views.class_report(results, notes, folders, absent or {})
     return (
         environment()
@@ -110,8 +112,20 @@ def report_html(
             pass_plot=plots.pass_rate_bars(report.pass_rates),
             similar=similar,
             tournament=tournament,
+            rows=rows or {},
         )
     )
+
+
+def row_html(name: str, result: SubmissionResult, folders: dict[str, str]) -> Markup:
+    """The student's row of the class report, drawn once as they are graded and reused by report_html.
+
+    Their view of a class of one is built first: a result the class report could not read fails here, for this
+    student alone, and not when the whole class's page is written.
+    """
+    views.class_report({name: result}, folders=folders)
+    row = views.student_row(name, result, views.feedback_href(name, folders))
+    return Markup(environment().get_template("student_row.html.j2").module.student_cells(row))
 
 
 def feedback_html(result: SubmissionResult, show_hidden: bool = False) -> str:
@@ -125,8 +139,11 @@ def write_report(
     notes: list[str] | tuple = (),
     folders: dict[str, str] | None = None,
     absent: dict[str, FinalGrade] | None = None,
+    rows: dict[str, Markup] | None = None,
 ) -> Path:
-    """OUT/report.html, linking the similarity and tournament pages when they are there; returns its path."""
+    """OUT/report.html, linking the similarity and tournament pages when they are there; returns its path.
+
+    rows: students' rows drawn by row_html as they were graded (the others are drawn here)."""
     report = out / REPORT
     write_atomically(
         report,
@@ -137,6 +154,7 @@ def write_report(
             tournament=(out / "tournament.html").is_file(),
             folders=folders,
             absent=absent,
+            rows=rows,
         ),
     )
     return report

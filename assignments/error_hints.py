@@ -1,8 +1,8 @@
 """What to try when a student's function raises an error: one hint per kind of error, said the same way everywhere.
 
-The visible tests (assignments/conftest.py), `autograde check`, the grader's feedback and the notebooks all
-use it. Standard library only and no imports from the course: `autograde build` writes a copy of this file to
-assignments/error_hints.py, which the student release ships.
+The visible tests (assignments/conftest.py), the check of every stage, the grader's feedback and the notebooks
+all use it. Standard library only and no imports from the course: assignments/error_hints.py is a copy of this
+file, generated from it, and ships with the visible tests.
 """
 
 RECURSION_ADVICE = (

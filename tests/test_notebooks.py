@@ -519,6 +519,18 @@ def test_release_holds_no_reference_code_and_no_hidden_test(course):
                 assert "check_hidden(" not in text(cell) and "check_memo" not in text(cell)
 
 
+def test_each_released_assignment_holds_its_student_readme(course):
+    """Does nbgrader's release put, beside each stage's notebook, the README that names that notebook, says how
+    to validate and submit it, and gives its points from visible and hidden tests, and no leak of any stage?"""
+    from autograder.authoring import release
+
+    for stage in STAGES:
+        readme = (course / "release" / stage.id / "README.md").read_text()
+        assert f"`{stage.id}.ipynb`" in readme and f"`nbgrader validate {stage.id}.ipynb`" in readme
+        assert "*Submit*" in readme and f"worth {stage.points} points" in readme
+        assert release.leaks(course / "release" / stage.id, ["README.md"]) == []
+
+
 def test_validate_fails_the_starters_visible_cells_and_passes_filled_ones(course, tmp_path):
     """What students see from `nbgrader validate`: the starter fails every visible check, the reference passes.
 

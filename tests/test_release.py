@@ -1,5 +1,6 @@
 """Does `autograde release` give students what they need to work, and nothing of the answers or hidden tests?"""
 
+import datetime
 import os
 import subprocess
 import sys
@@ -10,6 +11,8 @@ import pytest
 from autograder.authoring import build, markers, release
 from autograder.course.checks import stage_checks
 from autograder.course.stages import ROOT, STAGES
+
+STUDENT_TOPS = ("README.md", "requirements.txt", "pyproject.toml", "check.py", "hint.py")
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +40,7 @@ def test_the_release_holds_the_student_files_and_no_grader(released):
     assert {"README.md", "requirements.txt", "pyproject.toml", "check.py", "hint.py"} <= names
     assert {"assignments/conftest.py", "assignments/coursetest.py"} <= names
     tops = {name.split("/")[0] for name in names}
-    assert tops == {"assignments", "README.md", "requirements.txt", "pyproject.toml", "check.py", "hint.py", ".github"}
+    assert tops == {"assignments", *STUDENT_TOPS, ".github", ".gitignore"}
     for path in released.rglob("*"):
         if path.is_file():
             text = path.read_text()
@@ -155,3 +158,93 @@ def test_release_refuses_to_overwrite_without_force(tmp_path, capsys):
     assert not (out / "notes.txt").exists()
     assert release.main([str(ROOT / "assignments"), "--force"]) == 2
     assert "refusing" in capsys.readouterr().err
+
+
+def test_the_gitignore_keeps_setup_and_hint_progress_out_of_git(released, tmp_path):
+    """With git itself: are .venv/, __pycache__/ and the hints' progress file ignored, and the work not?"""
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-r", str(released), str(copy)], check=True)
+    (copy / ".venv" / "bin").mkdir(parents=True)
+    (copy / ".venv" / "bin" / "python").write_text("")
+    (copy / "assignments" / "01_rules" / "__pycache__").mkdir()
+    (copy / "assignments" / "01_rules" / "__pycache__" / "rules.cpython-311.pyc").write_bytes(b"")
+    (copy / ".autograde-hints.json").write_text("{}")
+    subprocess.run(["git", "init", "-q"], cwd=copy, check=True)
+    listed = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=copy, capture_output=True, text=True, check=True
+    ).stdout
+    assert ".venv" not in listed and "__pycache__" not in listed and ".autograde-hints.json" not in listed
+    assert "assignments/01_rules/rules.py" in listed and ".gitignore" in listed
+
+
+def test_the_readme_says_how_the_course_grades(released):
+    """Does the README give each stage's points from visible and hidden checks (adding up to the stage's), the
+    bonus rule, how to hand in, and say that GitHub's score is all or nothing per stage?"""
+    from autograder.course.checks import stage_outline
+
+    text = (released / "README.md").read_text()
+    assert "## How you are graded" in text and "Seven short assignments and three bonus stages" in text
+    for stage in STAGES:
+        outline = stage_outline(stage.id)
+        shown = sum(check.points for check in outline if check.visible)
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{stage.id}` |"))
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert cells[2:5] == [str(stage.points), f"{shown:g}", f"{stage.points - shown:g}"], row
+    assert "reported apart" in text and "Push your work" in text and "26 of 27 passing shows 0" in text
+
+
+POLICY = """\
+time_zone = "UTC"
+[due]
+01_rules = {first}
+02_count_games = 2099-01-01T00:00:00
+[late]
+percent = 10
+cap = 50
+"""
+
+
+def test_a_staged_release_then_adding_a_stage_keeps_the_students_work(tmp_path, capsys):
+    """--stages 1,2 releases those two only (README and workflow too); --stages 3 on that copy adds stage 3 and
+    leaves the student's modules and .gitignore as they were; a stage that is not there is refused by name."""
+    out = tmp_path / "copy"
+    assert release.main([str(out), "--stages", "1,count_games"]) == 0
+    assert sorted(p.name for p in (out / "assignments").iterdir() if p.is_dir()) == ["01_rules", "02_count_games"]
+    readme, workflow = (out / "README.md").read_text(), (out / release.CLASSROOM_WORKFLOW).read_text()
+    assert "| `02_count_games` |" in readme and "| `03_minimax` |" not in readme and "Two short assignments" in readme
+    assert "`python check.py 1` (or `rules`, or `01_rules`)" in readme
+    assert "assignments/02_count_games" in workflow and "assignments/03_minimax" not in workflow
+    assert "out of 20 points" in workflow
+    err = capsys.readouterr().err
+    assert "count_games.py holds to_move and winner complete: it gives away 01_rules (no --policy" in err
+    work = out / "assignments" / "01_rules" / "rules.py"
+    work.write_text(markers.solution_code(STAGES[0].solution_path.read_text()))  # a student's (right) answer
+    (out / ".gitignore").write_text("mine\n")
+    before = work.read_bytes()
+    assert release.main([str(out), "--stages", "3"]) == 0, capsys.readouterr().err
+    assert work.read_bytes() == before and (out / ".gitignore").read_text() == "mine\n"
+    assert (out / "assignments" / "03_minimax" / "minimax.py").read_text() == build.starter(STAGES[2])
+    assert "`03_minimax`" in (out / "README.md").read_text()
+    assert release.main([str(out), "--stages", "12"]) == 2
+    assert "no stage called '12'" in capsys.readouterr().err
+    assert release.main([str(tmp_path / "other"), "--stages", "1"]) == 0  # a fresh one with no give-away at all
+    assert "gives away" not in capsys.readouterr().err
+
+
+def test_a_starter_that_gives_away_a_stage_not_yet_due_is_refused(tmp_path, capsys):
+    """Under --policy, stage 2's starter (stage 1's winner and to_move complete) is refused while stage 1 is not
+    due, and nothing is written; once stage 1 is due it goes out, and the README has the due dates and late rule."""
+    later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=30)
+    policy = tmp_path / "course-policy.toml"
+    policy.write_text(POLICY.format(first=later.strftime("%Y-%m-%dT%H:%M:%S")))
+    out = tmp_path / "copy"
+    assert release.main([str(out), "--stages", "1,2", "--policy", str(policy)]) == 2
+    err = capsys.readouterr().err
+    assert "refused: assignments/02_count_games/count_games.py holds to_move and winner complete: it gives away " in err
+    assert f"01_rules is due {later.strftime('%Y-%m-%d %H:%M')} UTC" in err and not out.exists()
+    assert release.main([str(out), "--stages", "1", "--policy", str(policy)]) == 0
+    policy.write_text(POLICY.format(first="2020-01-01T00:00:00"))
+    assert release.main([str(out), "--stages", "2", "--policy", str(policy)]) == 0, capsys.readouterr().err
+    readme = (out / "README.md").read_text()
+    assert "| 2020-01-01 00:00 UTC |" in readme and "| 2099-01-01 00:00 UTC |" in readme
+    assert "loses 10% of its points per day or part of one late, at most 50% in all" in readme

@@ -130,8 +130,43 @@ def render_config(_stage: Stage) -> str:
     return CONFIG.read_text()
 
 
-# Appended to autograder.authoring.build.GENERATORS: one notebook per stage, and the course folder's config.
+def readme_path(stage: Stage):
+    return nbgrader_root() / "source" / stage.id / "README.md"
+
+
+def render_readme(stage: Stage) -> str:
+    """The student's README of a notebook stage: nbgrader's generate_assignment copies it beside the released
+    notebook, so each assignment a student fetches says what is in it, how to check it and how it is graded."""
+    from autograder.course.checks import stage_outline
+
+    outline = stage_outline(stage.id)
+    shown = sum(check.points for check in outline if check.visible)
+    kind = "a bonus stage" if stage.bonus else f"stage {int(stage.id[:2])} of the course"
+    return (
+        f"# {stage.id}: {stage.title}\n\n"
+        f"This is {kind}. Your work is the notebook `{stage.id}.ipynb` in this folder: open it in Jupyter and "
+        "follow it from the top.\n\n"
+        "1. Write your code in the cell that says `# YOUR CODE HERE`, in place of `raise NotImplementedError()`. "
+        "Keep the function names and parameters.\n"
+        "2. Run every cell (*Run > Run All Cells*). Each test cell after yours prints `... all checks passed`, or "
+        "the board, what your function returned, what was expected and what to try.\n"
+        f"3. Validate before you hand in: the *Validate* button of the Assignments tab, or `nbgrader validate "
+        f"{stage.id}.ipynb` in a terminal in this folder, restarts the notebook, runs it all and says whether "
+        "its tests pass.\n"
+        "4. Hand it in with the *Submit* button of the Assignments tab (or as your course says), before its due "
+        "date.\n\n"
+        f"## How it is graded\n\nThe stage is worth {stage.points} points, and each test cell earns its own "
+        f"points, so part of them can be earned. {shown:g} come from the tests you see; the other "
+        f"{stage.points - shown:g} come from hidden tests, which call the same functions on many more boards when "
+        "your notebook is graded. A hidden test cell in your copy holds only a comment, so it passes when you "
+        "validate: make your code right for every board, not only the examples.\n"
+    )
+
+
+# Appended to autograder.authoring.build.GENERATORS: one notebook and its README per stage, and the course folder's
+# config.
 GENERATORS = [
     (lambda: list(STAGES), notebook_path, render_notebook),
+    (lambda: list(STAGES), readme_path, render_readme),
     (lambda: [STAGES[0]], lambda _stage: nbgrader_root() / "nbgrader_config.py", render_config),
 ]

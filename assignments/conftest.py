@@ -7,13 +7,21 @@ still fits on a screen.
   kind of error (error_hints.py, the same words the grader uses).
 - A function not written yet, a misnamed one, or a module that does not import is one line too.
 - The first failures are shown in full, the next ones in one line each, the rest counted.
+- A test that runs longer than TEST_SECONDS (a loop that never ends) fails with a sentence saying so, and the
+  others still run; once such tests have used OUT_OF_TIME_BUDGET seconds, the rest get AFTER_BUDGET_SECONDS each
+  (plenty for all but the whole-game-tree examples), so a stage whose every test loops still finishes within a
+  minute. (Where the system has no timer signal, on Windows,
+  there is no limit.)
 
 `pytest --tb=long` (or any --tb) shows pytest's own report instead.
 """
 
 import os
 import re
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 import error_hints
@@ -26,6 +34,23 @@ SHOWN_IN_ONE_LINE = 8  # failures after those shown by their first line; the res
 ASSERT_EXPLANATION = re.compile(r"\nassert .*\Z", re.DOTALL)
 
 _taken_over = False  # whether this conftest prints the failures (no --tb given) instead of pytest
+
+# The slowest visible test of a reference solution takes about a second (a whole game tree); ten is room for a
+# slower machine and a slower but right solution. COURSE_TEST_SECONDS changes it (a very slow machine).
+TEST_SECONDS = float(os.environ.get("COURSE_TEST_SECONDS") or 10)
+OUT_OF_TIME_BUDGET = 3 * TEST_SECONDS  # seconds of tests stopped for time in one run; after it the rest get less
+AFTER_BUDGET_SECONDS = 0.5
+_out_of_time = {"seconds": 0.0, "tests": 0}
+
+
+class OutOfTime(BaseException):
+    """Raised into a test that ran past TEST_SECONDS. Not an Exception, so `except Exception` in a student's
+    loop does not swallow it (and the timer fires again every second in case something does)."""
+
+
+def _limit():
+    """The time a test gets now: TEST_SECONDS, or far less once earlier tests have used the budget."""
+    return TEST_SECONDS if _out_of_time["seconds"] < OUT_OF_TIME_BUDGET else AFTER_BUDGET_SECONDS
 
 
 def _stage_module(path):
@@ -53,9 +78,23 @@ def _last_frame_in(filename, entries):
     return None
 
 
+def explain_out_of_time(module, excinfo):
+    """One sentence for a test stopped for time: the function of your module that was running, and where."""
+    entry = _last_frame_in(f"{module}.py", excinfo.traceback)
+    what = f"{entry.name} ({_where(entry.path)} line {entry.lineno + 1})" if entry is not None else "the test"
+    limit = excinfo.value.args[0] if excinfo.value.args else TEST_SECONDS
+    after = " (the time left once earlier tests ran out of it)" if limit < TEST_SECONDS else ""
+    return (
+        f"{what} did not finish in {limit:g} s{after}: look for a loop that never ends, or a recursion that never "
+        "reaches a finished board"
+    )
+
+
 def explain_call_error(module, excinfo):
     """The lesson of a failed test: the test's message, or one line for an error."""
     error = excinfo.value
+    if isinstance(error, OutOfTime):
+        return explain_out_of_time(module, excinfo)
     if isinstance(error, AttributeError):
         found = MISSING_ATTRIBUTE.match(str(error))
         if found and found.group(1) == module:
@@ -134,6 +173,34 @@ def pytest_configure(config):
     _taken_over = True
     config.option.tbstyle = "no"  # pytest's own failure sections stay silent
     reporter.reportchars = reporter.reportchars.replace("f", "").replace("E", "")  # so do its FAILED lines
+
+
+def _timer_available():
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Run the test under its limit of wall-clock time (_limit)."""
+    if not _timer_available():
+        return (yield)
+    limit = _limit()
+
+    def out_of_time(signum, frame):
+        raise OutOfTime(limit)
+
+    previous = signal.signal(signal.SIGALRM, out_of_time)
+    started = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, limit, 1.0)
+    try:
+        return (yield)
+    except OutOfTime:
+        _out_of_time["seconds"] += time.monotonic() - started
+        _out_of_time["tests"] += 1
+        raise
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.hookimpl(wrapper=True)

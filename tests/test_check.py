@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,27 @@ def test_one_broken_stage_is_the_only_one_reported(tmp_path):
     result = autograde_check(root, "1")
     assert result.returncode == 1
     assert "01_rules" in result.stdout and "winner(board) returned None" in result.stdout
+
+
+@pytest.mark.slow
+def test_an_endless_loop_stops_each_test_and_the_stage_still_reports(tmp_path, monkeypatch):
+    """A winner that loops forever: each test that calls it stops (1 s each here, then less once 3 s are gone),
+    to_move's tests still pass, and the first thing to fix says which function did not finish and why."""
+    monkeypatch.setenv("COURSE_TEST_SECONDS", "1")
+    root = working_copy(tmp_path, solved=True)
+    rules = root / "assignments" / "01_rules" / "rules.py"
+    rules.write_text(rules.read_text() + "\n\ndef winner(board):\n    while True:\n        pass\n")
+    started = time.monotonic()
+    (report,) = check.check(root, ["1"])
+    assert time.monotonic() - started < 30
+    assert 0 < report.passed < report.total, report
+    assert report.first_problem.startswith("winner (assignments/01_rules/rules.py line "), report
+    assert "did not finish in 1 s: look for a loop that never ends" in report.first_problem, report
+    tested = subprocess.run(
+        [sys.executable, "-m", "pytest", "assignments/01_rules"], cwd=root, capture_output=True, text=True
+    )
+    assert "did not finish in 0.5 s (the time left once earlier tests ran out of it)" in tested.stdout
+    assert "Traceback" not in tested.stdout and "passed" in tested.stdout
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 import datetime
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,10 +10,15 @@ from pathlib import Path
 import pytest
 
 from autograder.authoring import build, markers, release
+from autograder.cli import COMMANDS
 from autograder.course.checks import stage_checks
 from autograder.course.stages import ROOT, STAGES
 
-STUDENT_TOPS = ("README.md", "requirements.txt", "pyproject.toml", "check.py", "hint.py")
+STUDENT_TOPS = ("README.md", "requirements.txt", "pyproject.toml", "check.py", "hint.py", "play.py")
+# A command a student could be told to run: the grader's, the course's make targets, a python script.
+GRADER_COMMAND = re.compile(r"\bautograde\s+(" + "|".join(map(re.escape, COMMANDS)) + r")\b|python3? -m autograder\b")
+MAKE_COMMAND = re.compile(r"`make [a-z-]+")
+SCRIPT = re.compile(r"\bpython3? (?:-\w+ )*([\w./-]+\.py)\b")
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +164,18 @@ def test_release_refuses_to_overwrite_without_force(tmp_path, capsys):
     assert not (out / "notes.txt").exists()
     assert release.main([str(ROOT / "assignments"), "--force"]) == 2
     assert "refusing" in capsys.readouterr().err
+
+
+def test_every_text_names_only_commands_the_release_has(released):
+    """Does every file a student reads (READMEs, hints, tests' messages, check.py, hint.py, the workflow) name only
+    commands that exist in their copy: no `autograde ...`, no `make ...`, and every `python X.py` a file there?"""
+    for path in sorted(p for p in released.rglob("*") if p.is_file()):
+        text = path.read_text()
+        name = path.relative_to(released).as_posix()
+        assert not GRADER_COMMAND.search(text), (name, GRADER_COMMAND.search(text).group(0))
+        assert not MAKE_COMMAND.search(text), (name, MAKE_COMMAND.search(text).group(0))
+        for script in SCRIPT.findall(text):
+            assert (released / script).is_file() or (path.parent / script).is_file(), (name, script)
 
 
 def test_the_gitignore_keeps_setup_and_hint_progress_out_of_git(released, tmp_path):

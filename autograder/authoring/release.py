@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.admin.settings import DEFAULT_SETTINGS, CourseSettings
-from autograder.authoring import build
+from autograder.authoring import build, release_play
 from autograder.authoring.markers import solution_body
 from autograder.course.checks.visible import examples
 from autograder.course.stages import BONUS_STAGES, ROOT, STAGES
@@ -327,6 +327,7 @@ def released_files(
     files["pyproject.toml"] = (RELEASE_FILES / "pyproject.toml").read_bytes()
     files["check.py"] = (Path(__file__).parents[1] / "practice" / "check.py").read_bytes()
     files["hint.py"] = (Path(__file__).parents[1] / "practice" / "hint.py").read_bytes()
+    files["play.py"] = release_play.play_script()
     files[CLASSROOM_WORKFLOW] = classroom_workflow(settings, stages).encode()
     files[".gitignore"] = GITIGNORE.encode()
     # The release has no `autograde` command: the same check, hints and game ship as check.py, hint.py and play.py.

@@ -1,0 +1,117 @@
+"""Does the release's play.py play the course's game on its own: the rules and the perfect player from its table,
+the student's stages as players, a seeded match, and a clear sentence instead of a traceback when a stage fails?"""
+
+import importlib.util
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+
+from autograder.authoring import release_play
+from autograder.authoring.markers import solution_code
+from autograder.course.board import to_move, winner
+from autograder.course.stages import STAGE_BY_ID
+from autograder.practice.players import Perfect
+
+MINIMAX = STAGE_BY_ID["03_minimax"]
+FIRST_EMPTY = "def choose_move(board):\n    return board.index(' ')\n"
+ENDLESS = "def choose_move(board):\n    while True:\n        pass\n"
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory):
+    """A folder holding play.py and an assignments/ folder for the student's stages."""
+    folder = tmp_path_factory.mktemp("copy")
+    (folder / "play.py").write_bytes(release_play.play_script())
+    (folder / "assignments" / MINIMAX.id).mkdir(parents=True)
+    return folder
+
+
+def student(copy, code: str, stage=MINIMAX) -> None:
+    (copy / "assignments" / stage.id / stage.filename).write_text(code)
+
+
+def play(copy, *args: str, typed: str = "") -> subprocess.CompletedProcess:
+    command = [sys.executable, "-I", "play.py", *args]  # -I: nothing of the course's environment helps it
+    return subprocess.run(command, cwd=copy, input=typed, capture_output=True, text=True, timeout=120)
+
+
+def test_the_table_is_the_course_s_rules_and_perfect_player(copy):
+    """On every board that can happen, does play.py's table say what the reference winner and to_move say, and
+    give exactly the squares the course's perfect player finds best? And no other board is one it knows."""
+    spec = importlib.util.spec_from_file_location("release_play_module", copy / "play.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    perfect = Perfect(random.Random(0))
+    perfect.start()
+    seen, todo = set(), [(" ",) * 9]
+    while todo:
+        board = todo.pop()
+        if board in seen:
+            continue
+        seen.add(board)
+        won = winner(list(board))
+        if won is not None or " " not in board:
+            assert module.winner_of(board) == won and module.over(board), board
+            continue
+        assert not module.over(board) and module.mark_to_play(board) == to_move(list(board)), board
+        scores = perfect.scores(list(board))
+        best = (max if to_move(list(board)) == "X" else min)(scores.values())
+        assert module.best_squares(board) == sorted(s for s, v in scores.items() if v == best), board
+        todo += [board[:square] + (to_move(list(board)),) + board[square + 1 :] for square in scores]
+    assert len(seen) == 5478
+    assert sum(1 for code in module.codes() if code) == len(seen)
+
+
+def test_a_seeded_match_repeats_and_the_reference_minimax_never_loses(copy):
+    student(copy, solution_code(MINIMAX.solution_path.read_text()))
+    first = play(copy, "--x", "minimax", "--o", "random", "--games", "100", "--seed", "1")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "100 games, seed 1" in first.stdout and "minimax.choose_move (X) never lost." in first.stdout
+    assert play(copy, "--x", "minimax", "--o", "random", "--games", "100", "--seed", "1").stdout == first.stdout
+    perfect = play(copy, "--x", "perfect", "--o", "perfect", "--games", "20", "--seed", "5")
+    assert "draws:  20" in perfect.stdout, perfect.stdout
+
+
+def test_a_losing_stage_shows_the_game_and_how_to_replay_it(copy):
+    student(copy, FIRST_EMPTY)
+    lost = play(copy, "--x", "minimax", "--o", "perfect", "--games", "3", "--seed", "1")
+    assert lost.returncode == 0, lost.stderr
+    assert "minimax.choose_move (X) lost 3 of the 3 games. The first was game 1:" in lost.stdout
+    assert "Replay it: python play.py --x minimax --o human  and, as O, play " in lost.stdout
+    assert "autograde" not in lost.stdout
+
+
+def test_an_endless_loop_stops_within_the_time_limit_with_a_sentence(copy):
+    student(copy, ENDLESS)
+    started = time.monotonic()
+    stopped = play(copy, "--x", "minimax", "--o", "random", "--games", "5", "--time-limit", "1")
+    assert time.monotonic() - started < 20
+    assert stopped.returncode == 1 and "Traceback" not in stopped.stdout + stopped.stderr
+    assert "minimax.choose_move took more than 1 s: look for a loop that never ends" in stopped.stdout
+    assert "It was X's move on this board:" in stopped.stdout
+
+
+def test_a_stage_not_written_or_not_there_is_one_line(copy):
+    student(copy, solution_code(MINIMAX.solution_path.read_text()).replace("def choose_move", "def unused"))
+    missing = play(copy, "--o", "minimax")
+    assert missing.returncode == 1 and "has no function choose_move: check its name" in missing.stdout
+    student(copy, "def choose_move(board):\n    raise NotImplementedError()\n")
+    starter = play(copy, "--o", "minimax")
+    assert starter.returncode == 1 and "choose_move in assignments/03_minimax/minimax.py is not written yet" in (
+        starter.stdout
+    )
+    absent = play(copy, "--o", "memoization")
+    assert absent.returncode == 1 and "there is no assignments/04_memoization/memoization.py" in absent.stdout
+    student(copy, "def choose_move(board):\n    board[0] = 'O'\n    return 1\n")
+    changed = play(copy, "--x", "minimax", "--o", "random", "--games", "1")
+    assert "changed the board it was given" in changed.stdout and "Traceback" not in changed.stdout + changed.stderr
+
+
+def test_a_person_plays_by_typing_squares(copy):
+    """X (typed) against a seeded random O: a square taken or not a number is asked again; Ctrl-D leaves."""
+    typed = play(copy, "--x", "human", "--o", "random", "--seed", "3", typed="9\nx\n4\n")
+    assert "Type the number of an empty square" in typed.stdout
+    assert " X " in typed.stdout and "Game abandoned." in typed.stdout and typed.returncode == 0

@@ -203,9 +203,23 @@ def pytest_runtest_call(item):
         signal.signal(signal.SIGALRM, previous)
 
 
+def _title(item):
+    """A test's title as a student reads it: an example's own description (its `why`, without the number pytest
+    adds to tell equal ones apart), or the test's name with what it was given."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if "why" in params:
+        return str(params["why"])
+    name = item.originalname.removeprefix("test_").replace("_", " ") if hasattr(item, "originalname") else item.name
+    given = [repr(value) if isinstance(value, str) and len(value) == 9 else str(value) for value in params.values()]
+    return f"{name} ({', '.join(given)})" if given else name
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
+    report.course_title = _title(item)
+    # A board the function changed explains the failures around it: it is shown first.
+    report.course_first = getattr(item, "originalname", "") == "test_board_is_left_unchanged"
     module = _stage_module(item.path)
     if _taken_over and module and report.failed and call.excinfo is not None:
         line = explain_call_error(module, call.excinfo)
@@ -225,6 +239,8 @@ def pytest_exception_interact(node, call, report):
 
 def _name(report):
     """A failure's name as a student reads it: the example's description, or the test's name."""
+    if getattr(report, "course_title", None):
+        return report.course_title
     if "::" not in report.nodeid:
         return f"loading {Path(report.nodeid).name}"
     test = report.nodeid.split("::")[-1]
@@ -235,10 +251,11 @@ def _name(report):
 def _failures(terminalreporter):
     """{message: the names of the failures that gave it}, in the order they failed: one message, said once."""
     grouped = {}
-    for key in ("error", "failed"):
-        for report in terminalreporter.stats.get(key, []):
-            if getattr(report, "longrepr", None) is not None:
-                grouped.setdefault(str(report.longrepr).strip(), []).append(_name(report))
+    reports = [report for key in ("error", "failed") for report in terminalreporter.stats.get(key, [])]
+    reports.sort(key=lambda report: not getattr(report, "course_first", False))  # stable: otherwise as they failed
+    for report in reports:
+        if getattr(report, "longrepr", None) is not None:
+            grouped.setdefault(str(report.longrepr).strip(), []).append(_name(report))
     return grouped
 
 

@@ -13,8 +13,7 @@ TRY_THIS = {
     "to_move": "X moves first, so it is X's turn exactly when both players have the same number of marks.",
     "count_games": "a finished board is 1 game; otherwise play each empty square with the mark of the player to "
     "move, count the games from there, and undo the mark before trying the next square.",
-    "score": "X takes the largest score of its moves, O the smallest; a finished board scores 1, -1 or 0. With a "
-    "memo, two different boards must never share a key.",
+    "score": "X takes the largest score of its moves, O the smallest; a finished board scores 1, -1 or 0.",
     "choose_move": "try each empty square with the mover's mark, score the board, undo the move, and keep the "
     "highest score for X, the lowest for O.",
     "winning_square": "look for a line holding two of mark and one empty square, and return that empty square; "
@@ -52,6 +51,9 @@ def side_by_side(left, right, left_title, right_title):
     width = max(len(line) for line in left_lines) + 6
     return "\n".join(f"    {a:<{width}}{b}" for a, b in zip(left_lines, right_lines, strict=True))
 
+
+# Said after score's "try this" in the stages that keep a memo (4 and 10), never before the memo is taught.
+MEMO_ADVICE = "With a memo, two different boards must never share a key."
 
 SHOWN_CAP = 300  # characters of a returned value shown: a wrong answer can be millions of characters long
 
@@ -117,8 +119,15 @@ def expected_text(expected):
     return show(expected)
 
 
-def hint(function_name, board, result, expected):
-    """One line saying what to try, as specific to this mistake as we can make it."""
+def hint(function_name, board, result, expected, memo=False):
+    """One line saying what to try, as specific to this mistake as we can make it; memo: the stage keeps one."""
+    advice = _hint(function_name, board, result, expected)
+    if memo and function_name == "score" and advice == TRY_THIS["score"]:
+        return f"{advice} {MEMO_ADVICE}"
+    return advice
+
+
+def _hint(function_name, board, result, expected):
     finished = winner_of(board) is not None or " " not in board
     if not isinstance(expected, set) and not matches(result, expected) and _same_value(result, expected):
         kind = "a list or tuple of 3 ints" if isinstance(expected, list) else type(expected).__name__
@@ -144,17 +153,41 @@ def hint(function_name, board, result, expected):
     return TRY_THIS.get(function_name, "read the function's contract in the README again.")
 
 
-def wrong_answer(function_name, args, result, expected, why):
+def is_board_list(expected):
+    return isinstance(expected, list) and bool(expected) and all(type(board) is str for board in expected)
+
+
+def boards_difference(result, expected):
+    """For a list of boards (symmetries): the first entry that differs, each board written as its 9 squares, so
+    the two are compared alike and the difference is not cut off; None when result is no list of boards."""
+    if type(result) is not list:
+        return None
+    written = ["".join(b) if type(b) is list and all(type(s) is str for s in b) else b for b in result]
+    if len(written) != len(expected):
+        return f"it returned {len(written)} boards, and there are {len(expected)}"
+    for number, (got, want) in enumerate(zip(written, expected, strict=True)):
+        if got != want:
+            got_text = repr(got) if type(got) is str else show(got)
+            return f"entry {number} is {got_text}, and should be {want!r} (each board written as its 9 squares)"
+    return None
+
+
+def wrong_answer(function_name, args, result, expected, why, memo=False):
     """The message for a row of EXAMPLES that came out wrong: the call, the board, both answers, a hint."""
     board = list(args[0])
+    difference = boards_difference(result, expected) if is_board_list(expected) else None
+    answer = (
+        f"{call_text(function_name, args)} is wrong: {difference}"
+        if difference
+        else f"{call_text(function_name, args)} returned {show(result)}, but the answer is {expected_text(expected)}"
+    )
     lines = [
-        f"{call_text(function_name, args)} returned {show(result)}, but the answer is {expected_text(expected)}"
-        f" ({why}).",
+        f"{answer} ({why}).",
         "",
         draw(board),
         "",
         f"    board = {board!r}   (dots are empty squares; the small grid numbers them)",
-        f"Try this: {hint(function_name, board, result, expected)}",
+        f"Try this: {hint(function_name, board, result, expected, memo)}",
     ]
     return "\n".join(lines)
 

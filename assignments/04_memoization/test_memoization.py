@@ -41,7 +41,7 @@ def test_example(function_name, args, expected, why):
     board = list(args[0])
     result = getattr(memoization, function_name)(board, *args[1:])
     ok = coursetest.matches(result, expected)
-    assert ok, coursetest.wrong_answer(function_name, args, result, expected, why)
+    assert ok, coursetest.wrong_answer(function_name, args, result, expected, why, memo=True)
 
 
 @pytest.mark.parametrize("function_name", ["score", "choose_move"])

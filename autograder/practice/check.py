@@ -8,6 +8,7 @@ pytest and (when installed) rich: the student release ships a copy of it as chec
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import re
 import subprocess
@@ -116,6 +117,25 @@ def summarise(stage: str, junit_xml: str) -> StageReport:
     return StageReport(stage, passed, total, first)
 
 
+BOARD_LINE = re.compile(r"^board = (\[.*?\])")
+
+
+def compact_board(line: str) -> str:
+    """The board of a visible test's message ("board = ['X', ' ', ...]") in one short line: "On XO·/···/···.",
+    rows left to right, a dot for an empty square; "" when the line holds no board."""
+    found = BOARD_LINE.match(line)
+    if not found:
+        return ""
+    try:
+        board = ast.literal_eval(found.group(1))
+    except (ValueError, SyntaxError):
+        return ""
+    if type(board) is not list or len(board) != 9 or not all(square in ("X", "O", " ") for square in board):
+        return ""
+    cells = "".join("·" if square == " " else square for square in board)
+    return f"On {cells[0:3]}/{cells[3:6]}/{cells[6:9]}."
+
+
 def one_line(message: str, text: str) -> str:
     """The line a student should read first: the visible test's first line and its "Try this:" line, as
     assignments/conftest.py words them (an error in the student's code is already one line)."""
@@ -129,7 +149,8 @@ def one_line(message: str, text: str) -> str:
             # A raw traceback: pytest marks the exception lines with "E"; the first of them says what went wrong.
             lines = [line[1:].strip() for line in lines if line.startswith("E ")]
         advice = next((line for line in lines[1:] if line.startswith("Try this:")), "")
-        return " ".join(filter(None, [lines[0].removeprefix("AssertionError: "), advice]))
+        board = next(filter(None, (compact_board(line) for line in lines[1:])), "")
+        return " ".join(filter(None, [lines[0].removeprefix("AssertionError: "), board, advice]))
     return "a test failed (run pytest on this stage to see it)"
 
 

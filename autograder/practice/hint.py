@@ -64,8 +64,12 @@ def next_hint(root: Path, folder: Path) -> str:
     number = seen + 1
     progress[folder.name] = number
     save_progress(root, progress)
-    title = "the answer" if number == len(rungs) else f"hint {number} of {len(rungs)}"
-    text = f"{folder.name}, {title}:\n\n{rungs[seen]}\n"
+    last = number == len(rungs)
+    title = "the answer" if last else f"hint {number} of {len(rungs)}"
+    rung = rungs[seen]
+    if last and rung.lower().startswith("the answer:"):  # hints.txt may label its last rung; the title says it
+        rung = rung[len("the answer:") :].lstrip()
+    text = f"{folder.name}, {title}:\n\n{rung}\n"
     if number < len(rungs):
         text += f"\nRun this again for the next hint ({len(rungs) - number} left, the last one the answer)."
     return text

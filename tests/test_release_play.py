@@ -3,16 +3,18 @@ the student's stages as players, a seeded match, and a clear sentence instead of
 
 import importlib.util
 import random
+import re
 import subprocess
 import sys
 import time
 
 import pytest
 
-from autograder.authoring import release_play
+from autograder.authoring import release, release_play
 from autograder.authoring.markers import solution_code
 from autograder.course.board import to_move, winner
-from autograder.course.stages import STAGE_BY_ID
+from autograder.course.stages import FUNCTIONS, STAGE_BY_ID
+from autograder.practice import play as course_play
 from autograder.practice.players import Perfect
 
 MINIMAX = STAGE_BY_ID["03_minimax"]
@@ -115,3 +117,69 @@ def test_a_person_plays_by_typing_squares(copy):
     typed = play(copy, "--x", "human", "--o", "random", "--seed", "3", typed="9\nx\n4\n")
     assert "Type the number of an empty square" in typed.stdout
     assert " X " in typed.stdout and "Game abandoned." in typed.stdout and typed.returncode == 0
+
+
+def test_play_py_leaks_nothing_and_holds_no_answer(copy, tmp_path):
+    """The release's own leak check on a folder holding only play.py, plus stricter looks: no board at all in the
+    table's decoded base64, no function named like a stage's, no list of the eight lines (a winner written by
+    hand), and a table of less than 20 KB."""
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "play.py").write_bytes(release_play.play_script())
+    assert release.leaks(alone) == []
+    text = (alone / "play.py").read_text()
+    assert release.encoded_boards_in(text) == []
+    assert not [name for name in FUNCTIONS if re.search(rf"\bdef {name}\b", text)]
+    assert not re.search(r"0, 4, 8|2, 4, 6", text)  # no list of the eight lines: the winner is looked up
+    table = re.search(r"TABLE = \((.*?)\)\n", text, re.DOTALL).group(1)
+    assert len(table) < 20_000
+
+
+def test_a_match_is_the_same_as_autograde_play_s(copy, capsys):
+    """Same seed, same players: the release's play.py plays exactly the games of `autograde play` (same tally)."""
+    args = ["--x", "perfect", "--o", "random", "--games", "60", "--seed", "7"]
+    assert course_play.main(args) == 0
+    tally = re.findall(r"^(?:X wins|O wins|draws):.*$", capsys.readouterr().out, re.MULTILINE)
+    released = play(copy, *args)
+    assert re.findall(r"^(?:X wins|O wins|draws):.*$", released.stdout, re.MULTILINE) == tally
+    assert len(tally) == 3 and "perfect (X) never lost." in released.stdout
+
+
+@pytest.mark.parametrize(
+    "code, says",
+    [
+        ("def choose_move(board):\n    return 1 // 0\n", "minimax.choose_move raised ZeroDivisionError: "),
+        ("def choose_move(board):\n    return '4'\n", "minimax.choose_move returned '4', not the number of a square"),
+        ("def choose_move(board):\n    return\n", "returned None (does every way through the function end in a"),
+        ("def choose_move(board):\n    return 9\n", "minimax.choose_move returned 9, which is not an empty square"),
+    ],
+)
+def test_a_broken_move_is_one_message_with_the_board(copy, code, says):
+    student(copy, code)
+    stopped = play(copy, "--x", "minimax", "--o", "random", "--games", "2", "--seed", "1")
+    assert stopped.returncode == 1 and says in stopped.stdout, stopped.stdout
+    assert "It was X's move on this board:" in stopped.stdout
+    assert "Traceback" not in stopped.stdout + stopped.stderr
+
+
+def test_what_the_student_s_function_prints_is_shown(copy):
+    student(copy, "def choose_move(board):\n    print('thinking about', board.count(' '), 'squares')\n"
+            "    return board.index(' ')\n")  # fmt: skip
+    shown = play(copy, "--x", "minimax", "--o", "perfect", "--seed", "2")
+    assert shown.returncode == 0 and "thinking about 9 squares" in shown.stdout, shown.stdout
+
+
+def test_a_whole_game_typed_by_a_person(copy):
+    """X typed against a stage that always takes the first empty square: 4, 3 (after O's 0 and 1), 5 wins the row."""
+    student(copy, FIRST_EMPTY)
+    typed = play(copy, "--x", "human", "--o", "minimax", typed="4\n3\n5\n")
+    assert typed.returncode == 0, typed.stdout + typed.stderr
+    assert "O (minimax.choose_move) plays 0." in typed.stdout and "O (minimax.choose_move) plays 1." in typed.stdout
+    assert typed.stdout.rstrip().endswith("X (human) wins.")
+    as_o = play(copy, "--x", "minimax", "--o", "human", typed="3\n4\n")  # X takes 0, 1, 2: a row before O's third
+    assert as_o.stdout.rstrip().endswith("X (minimax.choose_move) wins."), as_o.stdout
+
+
+def test_perfect_against_perfect_draws_every_game(copy):
+    drawn = play(copy, "--x", "perfect", "--o", "perfect", "--games", "100", "--seed", "11")
+    assert drawn.returncode == 0 and "draws:  100" in drawn.stdout, drawn.stdout

@@ -183,3 +183,11 @@ def test_a_whole_game_typed_by_a_person(copy):
 def test_perfect_against_perfect_draws_every_game(copy):
     drawn = play(copy, "--x", "perfect", "--o", "perfect", "--games", "100", "--seed", "11")
     assert drawn.returncode == 0 and "draws:  100" in drawn.stdout, drawn.stdout
+
+
+def test_a_loop_at_the_top_of_the_module_stops_before_play(copy):
+    student(copy, "while True:\n    pass\n")
+    started = time.monotonic()
+    stopped = play(copy, "--o", "minimax", "--time-limit", "1")
+    assert time.monotonic() - started < 20 and stopped.returncode == 1
+    assert "loading assignments/03_minimax/minimax.py took more than 1 s: look for a loop" in stopped.stdout

@@ -381,10 +381,11 @@ def main(argv):
     players = {
         mark: make(kind, rng, args.from_folder, args.time_limit) for mark, kind in (("X", args.x), ("O", args.o))
     }
-    moves = []
+    moves, playing = [], False
     try:
         for player in players.values():
             player.start()
+        playing = True
         if args.games:
             return match(players, args.games, seed, args.from_folder)
         game(players, moves)
@@ -392,7 +393,9 @@ def main(argv):
     except Stop as stop:
         message, board = stop.args[0], stop.args[1]
         print(f"\nThe game stops: {message}" if board is not None else message)
-        if board is not None:
+        if board is not None and not playing:  # start() asks about Student.PROBE to find a stage not written yet
+            print(f"It was asked about this board before play began, to check that it is ready:\n\n{draw(board)}\n")
+        elif board is not None:
             print(f"It was {mark_to_play(board)}'s move on this board:\n\n{draw(board)}\n")
         if len(stop.args) > 2:  # the function is still running in its thread: leave without waiting for it
             sys.stdout.flush()

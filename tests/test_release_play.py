@@ -62,7 +62,7 @@ def test_the_table_is_the_course_s_rules_and_perfect_player(copy):
         assert not module.over(board) and module.mark_to_play(board) == to_move(list(board)), board
         scores = perfect.scores(list(board))
         best = (max if to_move(list(board)) == "X" else min)(scores.values())
-        assert module.best_squares(board) == sorted(s for s, v in scores.items() if v == best), board
+        assert module.perfect_squares(board) == sorted(s for s, v in scores.items() if v == best), board
         todo += [board[:square] + (to_move(list(board)),) + board[square + 1 :] for square in scores]
     assert len(seen) == 5478
     assert sum(1 for code in module.codes() if code) == len(seen)

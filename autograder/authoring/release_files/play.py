@@ -78,7 +78,8 @@ def mark_to_play(board):
     return "O" if (lookup(board) - IN_PLAY) & 512 else "X"
 
 
-def best_squares(board):
+def perfect_squares(board):
+    """The squares the perfect player counts as best (it picks one of them at random). No stage's answer: a lookup."""
     bits = (lookup(board) - IN_PLAY) & 511
     return [square for square in range(9) if bits >> square & 1]
 
@@ -146,7 +147,7 @@ class Perfect:
         pass
 
     def move(self, board):
-        return self.rng.choice(best_squares(board))
+        return self.rng.choice(perfect_squares(board))
 
 
 class Student:

@@ -15,7 +15,7 @@ from array import array
 
 from autograder.course.board import to_move, winner
 from autograder.course.stages import STAGE_BY_MODULE
-from autograder.practice.players import STUDENT_FUNCTIONS, Perfect
+from autograder.practice.players import STUDENT_FUNCTIONS, Perfect, forced_wins_only
 
 X_WON, O_WON, DRAWN, IN_PLAY = 1, 2, 3, 4
 O_TO_MOVE, CAN_FORCE_A_WIN = 512, 1024
@@ -64,12 +64,13 @@ def encoded_table() -> str:
     return base64.b64encode(zlib.compress(data.tobytes(), 9)).decode("ascii")
 
 
-def players() -> dict[str, tuple[str, str, str]]:
-    """Your players, as play.py names them: module -> (stage folder, module file, the function that plays)."""
+def players() -> dict[str, tuple[str, str, str, bool]]:
+    """Your players, as play.py names them: module -> (stage folder, module file, the function that plays,
+    whether it is asked only where it can force a win)."""
     found = {}
     for module, function in STUDENT_FUNCTIONS.items():
         stage = STAGE_BY_MODULE[module]
-        found[module] = (stage.id, stage.filename, function)
+        found[module] = (stage.id, stage.filename, function, forced_wins_only(module))
     return found
 
 

@@ -25,7 +25,8 @@ import zlib
 from array import array
 from pathlib import Path
 
-# Your players: name -> (stage folder, module file, the function that plays). Filled in by the release.
+# Your players: name -> (stage folder, module file, the function that plays, whether it is asked only where it
+# can force a win). Filled in by the release, from the course's manifest.
 PLAYERS = {}
 # For every board (its number in base 3, square 0 first: " " 0, "X" 1, "O" 2), one code: 0 a board that cannot
 # happen, 1 X has won, 2 O has won, 3 a draw; otherwise 4 + the best squares as bits + 512 if O is to move
@@ -159,7 +160,7 @@ class Student:
     PROBE = ["X", "O", "X", "O", "X", "O", "O", "X", " "]
 
     def __init__(self, kind, folder, time_limit, fallback):
-        self.stage, filename, self.function_name = PLAYERS[kind]
+        self.stage, filename, self.function_name, _ = PLAYERS[kind]
         self.kind = kind
         self.name = f"{kind}.{self.function_name}"
         self.path = Path(folder) / self.stage / filename
@@ -252,7 +253,7 @@ def make(kind, rng, folder, time_limit):
         return RandomPlayer(rng)
     if kind == "perfect":
         return Perfect(rng)
-    fallback = Perfect(rng) if PLAYERS[kind][2] == "quickest_move" else None
+    fallback = Perfect(rng) if PLAYERS[kind][3] else None  # asked only where it can force a win
     return Student(kind, folder, time_limit, fallback)
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 from autograder.authoring import notebooks
 from autograder.authoring.markers import MarkerError, solution_code, strip_solutions
-from autograder.course import error_hints
+from autograder.course import error_hints, parsing
 from autograder.course.stages import GIVEN_HELPERS, ROOT, STAGES, Stage
 
 
 def _definitions(source: str) -> dict[str, str]:
     """Top-level names of source mapped to the exact source text that defines them."""
-    tree = ast.parse(source)
+    tree = parsing.parse(source)
     found = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
@@ -43,7 +43,7 @@ def check_shared_helpers() -> list[str]:
 
 
 def _strip_docstring(definition: str) -> str:
-    return ast.dump(ast.parse(definition))
+    return ast.dump(parsing.parse(definition))
 
 
 def starter(stage: Stage) -> str:

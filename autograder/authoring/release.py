@@ -35,6 +35,7 @@ from pathlib import Path
 from autograder.admin.settings import DEFAULT_SETTINGS, CourseSettings
 from autograder.authoring import build, release_play
 from autograder.authoring.markers import solution_body
+from autograder.course import parsing
 from autograder.course.checks.visible import examples
 from autograder.course.stages import BONUS_STAGES, ROOT, STAGES
 from autograder.outputs.command_line import fail
@@ -360,7 +361,7 @@ def written_functions(source: str) -> set[str]:
     import ast
 
     found = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsing.parse(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             body = [n for n in node.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
             stub = len(body) == 1 and isinstance(body[0], ast.Raise) and "NotImplementedError" in ast.unparse(body[0])

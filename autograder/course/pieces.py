@@ -9,13 +9,14 @@ the piece to add rather than somewhere deep in the grader.
 import ast
 from pathlib import Path
 
+from autograder.course import parsing
 from autograder.course.oracle import Oracle
 from autograder.course.stages import REFERENCE, RETURN_RULES, ROOT, Stage
 
 
 def _defined(path: Path) -> set[str]:
     """The names a module defines at its top level (functions, and assigned names such as memo)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsing.parse(path.read_text(encoding="utf-8"))
     names = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     for node in tree.body:
         if isinstance(node, ast.Assign):
@@ -24,7 +25,7 @@ def _defined(path: Path) -> set[str]:
 
 
 def _examples(path: Path) -> list | None:
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in parsing.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "EXAMPLES" for t in node.targets):
             return ast.literal_eval(node.value)
     return None

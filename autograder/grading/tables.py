@@ -12,6 +12,8 @@ stands, and the README says so under "Known limits".
 
 import ast
 
+from autograder.course import parsing
+
 ITEMS = 100  # constants inside one literal display (a list, tuple, set or dict, nested ones counted in)
 CHARS = 1000  # characters of one str or bytes literal that is not a docstring
 INT_BITS = 256  # bits of one int literal: a table can be packed into a big number
@@ -22,7 +24,7 @@ MODULE_CHARS = 10_000  # characters of all its str and bytes literals, docstring
 def table_look(source: str, filename: str) -> str:
     """Why the module should be read by an instructor (a table instead of a computation), or ""."""
     try:
-        tree = ast.parse(source)
+        tree = parsing.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ""  # the child reports what is wrong with it
     docstrings = {

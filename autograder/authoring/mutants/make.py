@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from autograder.authoring.markers import solution_body
+from autograder.course import parsing
 from autograder.course.stages import Stage
 
 COMPARE_SWAPS = {
@@ -153,7 +154,7 @@ def _swap(find, name, position):
 def make_mutants(stage: Stage) -> list[Mutant]:
     """Every single-point mutant of the student's part of the stage's reference solution, in source order."""
     source = stage.solution_path.read_text()
-    tree = ast.parse(source)
+    tree = parsing.parse(source)
     reference = ast.unparse(tree)
     seen, mutants = {reference}, []
     for line, what, edit in sorted(_edits(tree, _student_lines(source)), key=lambda edit: edit[0]):
@@ -182,6 +183,6 @@ def student_functions(stage: Stage) -> tuple[str, ...]:
     lines = _student_lines(source)
     return tuple(
         node.name
-        for node in ast.parse(source).body
+        for node in parsing.parse(source).body
         if isinstance(node, ast.FunctionDef) and any(node.lineno <= line <= node.end_lineno for line in lines)
     )

@@ -7,6 +7,7 @@ so students and grader work from the same examples. Right answers still come fro
 import ast
 from typing import Any
 
+from autograder.course import parsing
 from autograder.course.checks import Check, case
 from autograder.course.oracle import Oracle
 from autograder.course.stages import Stage
@@ -18,7 +19,7 @@ def examples(stage: Stage) -> list[tuple[str, tuple, Any, str]]:
     """The rows of the stage's EXAMPLES table: (function, args, expected, why)."""
     if not stage.test_path.exists():
         return []
-    tree = ast.parse(stage.test_path.read_text())
+    tree = parsing.parse(stage.test_path.read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "EXAMPLES" for t in node.targets):
             return ast.literal_eval(node.value)

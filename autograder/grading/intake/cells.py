@@ -19,6 +19,8 @@ import ast
 import re
 from textwrap import dedent
 
+from autograder.course import parsing
+
 # Where str.splitlines (IPython) breaks a line and Python does not, or not the same way.
 FOREIGN_BREAKS = frozenset("\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\r")
 _FOREIGN_BREAK = re.compile("[" + "".join(sorted(FOREIGN_BREAKS)) + "]")
@@ -205,7 +207,7 @@ def kernel_code(cell: str, where: str, depth: int = 0) -> tuple[str, list[str]]:
 def ast_of(text: str) -> str | None:
     """The parse of text as Python (a dump, without positions), or None when it does not parse."""
     try:
-        return ast.dump(ast.parse(text))
+        return ast.dump(parsing.parse(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

@@ -222,10 +222,12 @@ def test_the_build_writes_the_stage_and_then_is_in_sync(course):
 
 
 def test_the_stage_is_whole_and_verify_grades_it(course):
-    """verify finds no piece missing; the reference earns every point, the starter none, each variant as it must."""
-    out = run(course, "verify", "--jobs", "2").stdout
+    """verify finds no piece missing; the reference earns every point, the starter none, each variant as it must.
+    (`verify STAGE` grades that stage's rows only: tests/test_variants.py grades every other stage's.)"""
+    out = run(course, "verify", STAGE, "--jobs", "2").stdout
     rows = {line.split()[1]: line for line in out.splitlines() if line.startswith(STAGE)}
     assert set(rows) == {"reference", "starter", *(Path(name).stem for name in VARIANTS)}, out
+    assert f"{len(rows)} of {len(rows)} as expected." in out, "rows of the other stages were graded too"
     assert f"{POINTS}/{POINTS}" in rows["reference"] and f" 0/{POINTS}" in rows["starter"]
     assert all(line.endswith(" ok") for line in rows.values()), out
     mutants = run(course, "verify", "--mutants", STAGE, "--jobs", "2").stdout

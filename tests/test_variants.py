@@ -118,3 +118,15 @@ def test_verify_catches_a_variant_that_is_not_wrong(tmp_path, monkeypatch, capsy
     assert "wrong_nothing_wrong" in out and "SURPRISE" in out
     assert "Claims a mistake but has none." in out
     assert "ok_also_fine" in out and out.count("SURPRISE") == 1
+
+
+def test_verify_grades_the_stages_named_and_refuses_one_it_does_not_know(capsys):
+    """`verify 01` grades stage 01's rows only, as they are expected; an unknown stage is a usage error."""
+    assert verify.main(["01", "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith(STAGES[0].id)]
+    assert len(rows) == len(verify.expectations([STAGES[0]])) > 2 and all(row.endswith(" ok") for row in rows)
+    assert f"{len(rows)} of {len(rows)} as expected." in out
+    with pytest.raises(SystemExit) as stopped:
+        verify.main(["42"])
+    assert stopped.value.code == 2 and "no stage '42'" in capsys.readouterr().err

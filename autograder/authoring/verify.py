@@ -21,10 +21,10 @@ VARIANTS = ROOT / "tests" / "variants"
 Row = tuple[str, Stage, Path, str]  # (label, stage, module file, what it must earn: "full", "zero" or "less")
 
 
-def expectations() -> list[Row]:
-    """(label, stage, module file, what it must earn: 'full', 'zero' or 'less')."""
+def expectations(stages: list[Stage] | None = None) -> list[Row]:
+    """(label, stage, module file, what it must earn: 'full', 'zero' or 'less'), of stages (all when None)."""
     rows = []
-    for stage in STAGES:
+    for stage in STAGES if stages is None else stages:
         rows.append(("reference", stage, stage.solution_path, "full"))
         rows.append(("starter", stage, stage.starter_path, "zero"))
         for path in sorted((VARIANTS / stage.id).glob("*.py")):
@@ -39,10 +39,10 @@ def first_line(path: Path) -> str:
     return text[quote + 3 :].split("\n", 1)[0].strip() if quote != -1 else ""
 
 
-def grade_course(jobs: int) -> list[tuple[Row, StageResult]]:
-    """Every row of expectations() graded by the real judge in the sandbox, jobs at a time, in order."""
+def grade_course(jobs: int, stages: list[Stage] | None = None) -> list[tuple[Row, StageResult]]:
+    """Every row of expectations(stages) graded by the real judge in the sandbox, jobs at a time, in order."""
     isolation = sandbox.detect()
-    rows = expectations()
+    rows = expectations(stages)
 
     def grade(row: Row) -> StageResult:
         _, stage, path, _ = row
@@ -67,6 +67,12 @@ def verdict(row: Row, result: StageResult) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="autograde verify", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "stages",
+        nargs="*",
+        metavar="STAGE",
+        help="grade the rows of these stages only (by folder or number, e.g. 03); every piece is still checked",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument(
         "--mutants",
@@ -78,14 +84,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
-    if args.mutants is not None:
-        from autograder.authoring import mutants
+    from autograder.authoring import mutants
 
+    if args.mutants is not None:
+        if args.stages:
+            parser.error("name the stages after --mutants: autograde verify --mutants 03")
         try:
             stages = mutants.select(args.mutants)
         except ValueError as error:
             parser.error(str(error))
         return mutants.run(stages, args.jobs)
+    try:
+        chosen = mutants.select(args.stages) if args.stages else None
+    except ValueError as error:
+        parser.error(str(error))
     from autograder.course.pieces import missing_pieces
 
     incomplete = [(stage.id, line) for stage in STAGES for line in missing_pieces(stage)]
@@ -93,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{stage_id}: missing {line}")
     if incomplete:
         return 1
-    graded = grade_course(args.jobs)
+    graded = grade_course(args.jobs, chosen)
     surprises = 0
     print(f"{'stage':<18} {'submission':<28} {'points':>9}  verdict")
     for row, result in graded:

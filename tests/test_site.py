@@ -6,6 +6,7 @@ served by a local static server, driven through the page's window.course API. Py
 (the module's page fixture): that costs seconds.
 """
 
+import csv
 import functools
 import http.server
 import re
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from autograder.authoring import site
+from autograder.authoring.release import leaks
 from autograder.course.stages import ROOT, STAGE_BY_ID
 from tools.screenshot import browser_missing, chromium
 
@@ -28,6 +30,11 @@ RULES, MINIMAX = STAGE_BY_ID["01_rules"], STAGE_BY_ID["03_minimax"]
 AXE = site.NODE_MODULES / "axe-core" / "axe.min.js"
 # Every name resolves to nothing but the local server's address: a request for another origin fails.
 OFFLINE = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+# Resolves once the game's status line says the student's function has answered.
+ANSWERED = (
+    "new Promise((done) => { const wait = () => /played|wins|draw|stops/.test("
+    "document.getElementById('game').textContent) ? done(true) : setTimeout(wait, 100); wait(); })"
+)
 ENDLESS = "def winner(board):\n    while True:\n        pass\n\n\ndef to_move(board):\n    return 'X'\n"
 
 
@@ -111,3 +118,69 @@ def test_stage_1_starter_passes_nothing_and_the_reference_everything_as_a_termin
     for result, code in ((given, starter(built, RULES)), (reference, RULES.solution_path.read_text())):
         shown, _ = terminal(RULES, code, tmp_path)
         assert untimed(result["output"]) == untimed(shown.stdout)
+
+
+def test_an_endless_loop_is_stopped_within_a_minute_and_the_next_run_works(page):
+    import time
+
+    started = time.monotonic()
+    stopped = run_tests(page, RULES, ENDLESS)
+    took = time.monotonic() - started
+    assert stopped["timedOut"] and took < 60, (stopped, took)
+    assert f"more than {site.RUN_SECONDS} s" in stopped["output"] and "loop that never ends" in stopped["output"]
+    after = run_tests(page, RULES, RULES.solution_path.read_text())
+    assert after["passed"] > 0 and after["failed"] == after["errors"] == 0, after
+
+
+def test_stage_3_reference_passes_and_loses_no_game_of_20_against_random(page, built):
+    reference = MINIMAX.solution_path.read_text()
+    result = run_tests(page, MINIMAX, reference)
+    assert result["passed"] > 0 and result["failed"] == result["errors"] == 0, result
+    tally = api(page, "window.course.match(args[0], {opponent: 'random', games: 20, seed: 7})", MINIMAX.id)
+    assert tally["losses"] == 0 and tally["wins"] + tally["draws"] == 20, tally
+    # The starter cannot play: the match says so instead of a tally.
+    assert run_tests(page, MINIMAX, starter(built, MINIMAX))["passed"] == 0
+    stopped = api(page, "window.course.match(args[0], {opponent: 'perfect', games: 20, seed: 7})", MINIMAX.id)
+    assert "not written yet" in stopped["error"], stopped
+    run_tests(page, MINIMAX, reference)
+    against_perfect = api(page, "window.course.match(args[0], {opponent: 'perfect', games: 20, seed: 7})", MINIMAX.id)
+    assert against_perfect == {"wins": 0, "draws": 20, "losses": 0}
+
+
+def test_the_downloaded_zip_graded_by_autograde_grade_gets_the_references_points(page, tmp_path):
+    # The page holds the references of stages 1 and 3 (the tests above), every other stage its starter.
+    data = bytes(api(page, "window.course.submission().then((bytes) => Array.from(bytes))"))
+    classroom = tmp_path / "submissions"
+    (classroom / "direct").mkdir(parents=True)
+    (classroom / "site.zip").write_bytes(data)
+    for stage in (RULES, MINIMAX):  # the same modules handed in as files
+        (classroom / "direct" / stage.filename).write_text(stage.solution_path.read_text())
+    command = [sys.executable, "-m", "autograder", "grade", str(classroom), "--out", str(tmp_path / "out")]
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=300)
+    with open(tmp_path / "out" / "grades.csv", newline="") as grades:
+        rows = {row["student"]: row for row in csv.DictReader(grades)}
+    assert float(rows["site"][RULES.id]) == RULES.points and float(rows["site"][MINIMAX.id]) == MINIMAX.points
+    assert rows["site"] == {**rows["direct"], "student": "site"}
+
+
+def test_the_site_leaks_nothing_and_fetched_only_from_its_own_server(page, built, server):
+    assert leaks(built) == []
+    fetched = page.execute_script("return performance.getEntriesByType('resource').map((entry) => entry.name)")
+    assert fetched and all(url.startswith(server + "/") for url in fetched), fetched
+    assert [entry for entry in page.get_log("browser") if entry["level"] == "SEVERE"] == []
+
+
+def test_the_board_is_playable_by_keyboard_and_has_no_accessibility_violations(page):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    page.execute_script(AXE.read_text())
+    found = api(page, "axe.run(document, {runOnly: ['wcag2a', 'wcag2aa']})")
+    assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in found["violations"]] == []
+    squares = page.find_elements(By.CSS_SELECTOR, "#board button")
+    assert [square.get_attribute("aria-label") for square in squares] == [f"square {n}, empty" for n in range(9)]
+    page.find_element(By.ID, "new-x").click()
+    squares[4].send_keys(Keys.ENTER)  # a keyboard press on the centre square
+    api(page, ANSWERED)
+    labels = [square.get_attribute("aria-label") for square in squares]
+    assert labels[4] == "square 4, X" and sum(label.endswith(", O") for label in labels) == 1, labels

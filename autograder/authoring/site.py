@@ -46,8 +46,8 @@ ACE_FOLDER = "src-min-noconflict"
 COURSE_PREFIXES = ("assignments/",)
 COURSE_NAMES = ("pyproject.toml", "play.py")
 # How long one run of the tests, a match or a move may take in the page before the worker is ended: the slowest
-# visible tests of a right stage take about 4 s there, and a match of 100 games about as long.
-RUN_SECONDS = 30
+# visible tests of a reference take about 1.5 s there (03_minimax), a 100-game match of plain minimax about 2 s.
+RUN_SECONDS = 15
 SETUP_HINT = "run `make site` (it installs tools/site's npm packages and downloads the wheels)"
 
 
@@ -96,6 +96,7 @@ def page(title: str, body: str, stage: str = "") -> str:
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{html.escape(title)}</title>\n"
+        '<link rel="icon" href="data:,">\n'  # no favicon to fetch
         '<link rel="stylesheet" href="style.css">\n'
         '<script src="vendor/ace/ace.js"></script>\n'
         '<script src="course.js" defer></script>\n'
@@ -160,7 +161,7 @@ def stage_page(entry: dict, readme: str) -> str:
 <button type="button" id="reset">Start again from the starter</button>
 <button type="button" id="download">Download my work (zip)</button></p>
 <p id="status" role="status" aria-live="polite">Python is loading…</p>
-<pre id="output" tabindex="0" aria-label="test output"></pre>
+<pre id="output" tabindex="0" role="region" aria-label="test output"></pre>
 <ol id="hints"></ol>
 </section>{board}
 </main>"""

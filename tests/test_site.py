@@ -19,12 +19,15 @@ import pytest
 
 from autograder.authoring import site
 from autograder.authoring.release import leaks
-from autograder.course.stages import ROOT, STAGE_BY_ID
+from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
+from autograder.practice.hint import ladder
 from tools.screenshot import browser_missing, chromium
 
 MISSING = browser_missing() or site.missing_tools()
 if MISSING:
     pytest.skip(f"site tests skipped: {MISSING}", allow_module_level=True)
+
+pytestmark = pytest.mark.slow  # a real browser and Python in WebAssembly, end to end
 
 RULES, MINIMAX = STAGE_BY_ID["01_rules"], STAGE_BY_ID["03_minimax"]
 AXE = site.NODE_MODULES / "axe-core" / "axe.min.js"
@@ -184,3 +187,24 @@ def test_the_board_is_playable_by_keyboard_and_has_no_accessibility_violations(p
     api(page, ANSWERED)
     labels = [square.get_attribute("aria-label") for square in squares]
     assert labels[4] == "square 4, X" and sum(label.endswith(", O") for label in labels) == 1, labels
+
+
+def test_the_hints_come_one_at_a_time_and_the_index_shows_each_stages_last_run(page, server, built):
+    from selenium.webdriver.common.by import By
+
+    rungs = ladder(built / "course" / "assignments" / MINIMAX.id)
+    button = page.find_element(By.ID, "hint")
+    for number in range(1, len(rungs) + 2):  # one press more than there are hints: nothing more comes
+        button.click()
+        shown = [item.text for item in page.find_elements(By.CSS_SELECTOR, "#hints li")]
+        assert len(shown) == min(number, len(rungs))
+    assert shown[:-1] == [" ".join(rung.split()) for rung in rungs[:-1]]
+    assert shown[-1].startswith("The answer: ") and button.text == "No more hints"
+    page.get(f"{server}/index.html")
+    links = page.find_elements(By.CSS_SELECTOR, ".stages a")
+    assert [link.get_attribute("href") for link in links] == [f"{server}/{stage.id}.html" for stage in STAGES]
+    progress = {
+        item.get_attribute("data-progress"): item.text
+        for item in page.find_elements(By.CSS_SELECTOR, "[data-progress]")
+    }
+    assert progress[MINIMAX.id].startswith("(last run: all ") and progress[STAGES[1].id] == ""

@@ -149,10 +149,13 @@ def stage_page(entry: dict, readme: str) -> str:
 <p id="match-result" role="status" aria-live="polite"></p>
 </section>"""
     body = f"""<header><a href="index.html">All stages</a></header>
-<main>
-<article id="instructions">
+<main class="stage">
+<article id="instructions" tabindex="0" aria-label="instructions">
+<p class="note">Here, <strong>Run the tests</strong> runs this stage's visible tests and <strong>Show a hint</strong>
+gives its hints one at a time; the commands below are for a copy of the course on your own computer.</p>
 {readme}
 </article>
+<div class="side">
 <section id="work" aria-labelledby="work-title">
 <h2 id="work-title">Your code: {module}.py</h2>
 <div id="editor" class="editor"></div>
@@ -164,6 +167,7 @@ def stage_page(entry: dict, readme: str) -> str:
 <pre id="output" tabindex="0" role="region" aria-label="test output"></pre>
 <ol id="hints"></ol>
 </section>{board}
+</div>
 </main>"""
     return page(f"{entry['id']}: {entry['title']}", body, entry["id"])
 

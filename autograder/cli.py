@@ -14,6 +14,7 @@ COMMANDS = {
     "play": ("practice.play", "play tic-tac-toe against your own minimax, or watch two players"),
     "build": ("authoring.build", "regenerate the starters (and notebooks) from solutions/; --check for drift"),
     "release": ("authoring.release", "write the student copy of the course and check it leaks nothing"),
+    "site": ("authoring.site", "build the course as a static web site that runs offline: stages, tests, board"),
     "tournament": ("tournament.run", "play every student's player against every other and the reference players"),
     "gradescope": ("verbs.gradescope", "build a Gradescope autograder bundle (zip)"),
     "export": ("admin.exports", "write the latest grades as a Canvas, Moodle or plain CSV import file, by the roster"),

@@ -30,8 +30,9 @@ def browser_missing() -> str | None:
 
 
 @contextmanager
-def chromium(profile: Path, width: int = 1366, height: int = 768) -> Iterator:
-    """A selenium driver for a fresh headless Chromium with a throwaway profile; quits on exit."""
+def chromium(profile: Path, width: int = 1366, height: int = 768, flags: tuple[str, ...] = ()) -> Iterator:
+    """A selenium driver for a fresh headless Chromium with a throwaway profile (and any more flags); quits on
+    exit."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -49,6 +50,7 @@ def chromium(profile: Path, width: int = 1366, height: int = 768) -> Iterator:
         "--hide-scrollbars",
         f"--user-data-dir={profile}",
         f"--window-size={width},{height}",
+        *flags,
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})

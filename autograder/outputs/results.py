@@ -13,6 +13,7 @@ from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
 from autograder.outputs import clean, clean_line, clean_tree
 from autograder.record import (
     Commit,
+    Diagnosis,
     FinalGrade,
     GradingParameters,
     Lateness,
@@ -139,6 +140,8 @@ def to_json(result: SubmissionResult) -> dict:
                 "phase": stage.phase,
                 "starter": stage.starter,
                 **({"look": stage.look} if stage.look else {}),
+                **({"wrong_answers": stage.wrong_answers} if stage.wrong_answers else {}),
+                **({"diagnosis": [dataclasses.asdict(d) for d in stage.diagnosis]} if stage.diagnosis else {}),
                 "status": {"kind": str(stage.status.kind), "label": stage.status.label, "reason": stage.status.reason},
             }
             for stage_id, stage in result.stages.items()
@@ -205,6 +208,8 @@ def from_json(data: dict) -> SubmissionResult:
             entry.get("phase", "calls"),  # results written before these fields: as a stage that ran
             entry.get("starter", False),
             entry.get("look", ""),
+            tuple(Diagnosis(**found) for found in entry.get("diagnosis", ())),
+            entry.get("wrong_answers", 0),
         )
         for stage_id, entry in extra["stages"].items()
     }

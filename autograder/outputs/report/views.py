@@ -7,7 +7,7 @@ templates escape them; outputs and messages are Markdown, rendered by markdown_r
 
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGE_BY_ID, STAGES, TOTAL_POINTS, Stage
@@ -19,6 +19,7 @@ from autograder.record import (
     NO_TIME,
     UNCOUNTED,
     Change,
+    Diagnosis,
     FinalGrade,
     Outcome,
     Regrade,
@@ -193,6 +194,7 @@ class WrongStage:
     working: int
     submitted: int
     checks: list[WrongCheck]
+    mistakes: list[stats.KnownMistake] = field(default_factory=list)  # its wrong modules by the mistake they match
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,8 @@ class StageSection:
     counts: str = ""  # how the stage counts in the grade, when that is not simply its score, in words
     chip: Score | None = None  # what the stage counts in the grade (after lateness and changes), for the strip
     chip_note: str = ""  # why that differs from its score: "late", "changed"
+    # The known mistakes its wrong answers look like, in the lesson's words, each with its share ("" when none)
+    looks_like: tuple[str, ...] = ()
 
     @property
     def neutral(self) -> bool:
@@ -437,7 +441,7 @@ def regrade_rows(student: str, final: FinalGrade | None) -> list[RegradeRow]:
 
 
 def _wrong(facts: stats.Facts, visible: dict[tuple[str, str], bool]) -> list[WrongStage]:
-    stages = []
+    stages, known = [], stats.mistakes_by_stage(facts)
     for entry in stats.wrong_by_stage(facts):
         checks = [
             WrongCheck(row.name, visible.get((row.stage, row.check), True), row.passed, row.working,
@@ -445,7 +449,9 @@ def _wrong(facts: stats.Facts, visible: dict[tuple[str, str], bool]) -> list[Wro
             for row in entry.checks
             if row.passed < row.working
         ]  # fmt: skip
-        stages.append(WrongStage(STAGE_BY_ID[entry.stage], entry.working, entry.submitted, checks))
+        stages.append(
+            WrongStage(STAGE_BY_ID[entry.stage], entry.working, entry.submitted, checks, known.get(entry.stage, []))
+        )
     return stages
 
 
@@ -647,7 +653,14 @@ def _section(stage_id: str, entry: StageResult, show_hidden: bool, final: FinalG
         counts="" if grade is None or final is None else _counts(grade, final),
         chip=Score(grade.points, grade.possible) if grade is not None and not neutral else score,
         chip_note=_chip_note(grade) if grade is not None and not neutral else "",
+        looks_like=tuple(looks_like(found) for found in entry.diagnosis),
     )
+
+
+def looks_like(found: Diagnosis) -> str:
+    """A known mistake as a student reads it: what it does, and how many of their wrong answers it gives too."""
+    share = "all" if found.explained == found.wrong else f"{found.share:.0%}".replace("%", " %")
+    return f"{found.says} ({share} of your {found.wrong} wrong answers)" if found.wrong != 1 else found.says
 
 
 def _chip_note(grade: StageGrade) -> str:

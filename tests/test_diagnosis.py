@@ -37,13 +37,20 @@ def _with_function(source: str, donor: str, function: str) -> str:
     return "".join(lines[: mine.lineno - 1]) + given + "".join(lines[mine.end_lineno :])
 
 
+def _name(stage_id: str, variant: str) -> str:
+    """A variant's student: short, as names are (the stage's number, w or ok, the variant's place among them)."""
+    kind = "ok" if variant.startswith("ok_") else "w"
+    same = sorted(path.stem for path in (VARIANTS / stage_id).glob(f"{'ok' if kind == 'ok' else 'wrong'}_*.py"))
+    return f"{stage_id[:2]}{kind}{same.index(variant) + 1}"
+
+
 def _students() -> dict[str, dict[str, str]]:
-    """student -> {stage id: source}; a wrong student is named <stage>~<variant>."""
+    """student -> {stage id: source}: the reference, one student per variant (_name), and two with two mistakes."""
     winner, mover = STAGE_BY_ID[RULES].functions
     students = {"reference": perfect()}
     for stage in STAGES:
         for path in sorted((VARIANTS / stage.id).glob("*.py")):
-            students[f"{stage.id}~{path.stem}"] = {stage.id: path.read_text()}
+            students[_name(stage.id, path.stem)] = {stage.id: path.read_text()}
     students["two-stages"] = {
         RULES: _variant(RULES, "wrong_missing_diagonal"),
         MINIMAX: _variant(MINIMAX, "wrong_max_for_both"),
@@ -56,14 +63,14 @@ def _students() -> dict[str, dict[str, str]]:
 
 # A memo keyed by id(board) answers from whichever list last had that address: its answers depend on the memory
 # of the process, so they cannot be matched answer by answer. It must stay "not a known mistake", never another's.
-UNMATCHABLE = {"04_memoization~wrong_key_list_id"}
+UNMATCHABLE = {_name("04_memoization", "wrong_key_list_id")}
 # The mistakes each student makes, stage by stage.
 EXPECTED = {
     **{
         name: {stage.id: {path.stem}} if name not in UNMATCHABLE else {}
         for stage in STAGES
         for path in variant_files(stage)
-        for name in [f"{stage.id}~{path.stem}"]
+        for name in [_name(stage.id, path.stem)]
     },
     "two-stages": {RULES: {"wrong_missing_diagonal"}, MINIMAX: {"wrong_max_for_both"}},
     "two-in-one": {RULES: {"wrong_missing_diagonal", "wrong_o_moves_first"}},
@@ -118,7 +125,7 @@ def test_each_student_of_the_variant_class_is_told_their_own_mistake(graded):
 
 def test_a_right_student_is_never_diagnosed(graded):
     found = _diagnosed(graded)
-    right = [name for name in _students() if name == "reference" or "~ok_" in name]
+    right = [name for name in _students() if name == "reference" or name[2:4] == "ok"]
     assert right and all(found[name] == {} for name in right)
 
 
@@ -148,3 +155,53 @@ def test_the_report_and_stats_group_the_class_by_mistake(graded):
     assert f"{MINIMAX} looks like: {says}: 2 students" in stats.stdout
     feedback = (graded / "two-stages" / "feedback.html").read_text()
     assert says in feedback and "def " not in feedback.split("What this looks like")[1].split("</p>")[0]
+
+
+# The pages of the variant class, looked at in a real browser (headless Chromium, as tests/test_browser.py does).
+WIDTHS = (1366, 768, 400)
+# Elements that cut off what overflows them (overflow hidden or clip) but hold more than they show.
+CLIPPED = """
+return Array.from(document.querySelectorAll('body *')).filter(e => {
+  const style = getComputedStyle(e);
+  const cuts = ['hidden', 'clip'].includes(style.overflowX) || style.textOverflow == 'ellipsis';
+  return cuts && e.scrollWidth > e.clientWidth + 1;
+}).map(e => e.tagName + '.' + e.className + ': ' + e.textContent.slice(0, 60)).concat(
+  Array.from(document.querySelectorAll('svg text')).filter(t => {
+    const box = t.getBoundingClientRect(), svg = t.ownerSVGElement.getBoundingClientRect();
+    return box.right > svg.right + 1 || box.left < svg.left - 1;
+  }).map(t => 'svg text: ' + t.textContent));
+"""
+# Words drawn on more than one line: each word of each text node, as the browser laid it out (a word's parts
+# between hyphens count apart: a line may end after a hyphen, as in print).
+BROKEN_WORDS = """
+const broken = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+  if (!node.parentElement.offsetParent || node.parentElement.closest('pre, svg')) continue;
+  const re = /[^\\s-]+-*/g;
+  for (let m = re.exec(node.data); m; m = re.exec(node.data)) {
+    const range = document.createRange();
+    range.setStart(node, m.index);
+    range.setEnd(node, m.index + m[0].length);
+    const tops = new Set(Array.from(range.getClientRects(), r => Math.round(r.top)));
+    if (tops.size > 1) broken.push(m[0]);
+  }
+}
+return broken;
+"""
+
+
+@pytest.mark.parametrize("page", ["report.html", "two-stages/feedback.html"])
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_pages_fit_every_width_with_no_text_clipped_or_word_broken(graded, tmp_path, page, width):
+    from tools.screenshot import browser_missing, chromium
+
+    missing = browser_missing()
+    if missing:
+        pytest.skip(f"browser tests skipped: {missing}")
+    with chromium(tmp_path / "profile", width, 800) as driver:
+        driver.get((graded / page).as_uri())
+        assert driver.execute_script("return window.innerWidth") == width
+        assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+        assert driver.execute_script(CLIPPED) == []
+        assert driver.execute_script(BROKEN_WORDS) == []

@@ -51,9 +51,15 @@ def submission_result(
     shown_notes = [clean(note, MAX_NOTE) for note in notes[:MAX_NOTES]]
     if len(notes) > MAX_NOTES:
         shown_notes.append(f"({len(notes) - MAX_NOTES} more notes not shown)")
-    isolation_note = f"Your code ran under **{isolation.level}** isolation: {isolation.detail}."
-    if isolation.level != "bubblewrap":
-        isolation_note += " (The full sandbox was not available on the grading machine.)"
+    # One plain line for the student; the sandbox's terms (namespaces, limits) are the instructor's, in
+    # extra_data.isolation and the report.
+    if isolation.level == "bubblewrap":
+        isolation_note = f"Your code ran under **{isolation.level}** isolation: apart from the grader and the network."
+    else:
+        isolation_note = (
+            f"Your code ran under **{isolation.level}** isolation: with limits on its time and memory."
+            " (The full sandbox was not available on the grading machine.)"
+        )
     capped = {
         stage_id: dataclasses.replace(
             result,

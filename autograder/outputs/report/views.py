@@ -462,6 +462,8 @@ def _late_words(entry) -> str:
 def _late_summary(result: SubmissionResult) -> str:
     parts = []
     for stage_id, entry in (result.lateness or {}).items():
+        if _never_handed_in(result, stage_id):
+            continue  # nothing was handed in: no lateness to speak of
         if entry.late or entry.extension:
             cost = f", -{points(entry.penalty)}" if entry.penalty else ""
             extension = f" (extension {entry.extension})" if entry.extension else ""
@@ -470,11 +472,21 @@ def _late_summary(result: SubmissionResult) -> str:
     return "; ".join(parts)
 
 
+def _never_handed_in(result: SubmissionResult, stage_id: str) -> bool:
+    stage = result.stages.get(stage_id)
+    return stage is None or stage.status.kind == StageKind.NOT_SUBMITTED
+
+
 def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
     rows = []
     for stage_id, entry in (result.lateness or {}).items():
+        if _unassigned_untouched(result, stage_id):
+            continue
         submitted = f"{entry.submitted} ({entry.source})" if entry.submitted else (entry.source or "–")
-        penalty = f"-{points(entry.penalty)} ({points(entry.penalty_percent)} %)" if entry.penalty_percent else ""
+        penalty = f"-{points(entry.penalty)} ({points(entry.penalty_percent)} %)" if entry.penalty else ""
+        late = _late_words(entry) or "on time"
+        if _never_handed_in(result, stage_id):
+            submitted, late, penalty = "not handed in", "–", ""
         max_score = result.stages[stage_id].max_score if stage_id in result.stages else 0
         rows.append(
             DeadlineRow(
@@ -482,7 +494,7 @@ def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
                 submitted,
                 entry.due or "–",
                 entry.extension,
-                _late_words(entry),
+                late,
                 penalty,
                 Score(entry.score, max_score),
             )  # fmt: skip
@@ -552,6 +564,12 @@ def class_report(
         if results[name].ungraded is not None
     ]
     final_of = {**{name: results[name].final for name in graded}, **absent}
+    # A stage nobody was assigned and nobody worked on has nothing to show: its sections are left out.
+    left_out = {
+        stage.id
+        for stage in STAGES
+        if graded and all(_unassigned_untouched(results[name], stage.id) for name in graded)
+    }
     kpis = [
         Kpi(str(len(everyone)), "students"),
         Kpi(f"{number(statistics.median(grades))} / {possible}" if grades else "–", "median grade"),
@@ -571,13 +589,17 @@ def class_report(
         grades=grades,
         possible=possible,
         headline=_headline(len(grades), len(everyone) - len(grades)),
-        stages=[StageScores(stage, [_cell(results[name], stage).score for name in graded]) for stage in STAGES],
-        pass_rates=pass_rates(results),
+        stages=[
+            StageScores(stage, [_cell(results[name], stage).score for name in graded])
+            for stage in STAGES
+            if stage.id not in left_out
+        ],
+        pass_rates=[row for row in pass_rates(results) if row.stage not in left_out],
         looks=looks,
         look_students=look_students,
         helped=helped,
         help_rule=stats.HELP_RULE,
-        wrong=_wrong(facts, visible),
+        wrong=[entry for entry in _wrong(facts, visible) if entry.stage.id not in left_out],
         policy=any(results[name].lateness is not None for name in graded),
         untimed_looks=len(untimed),
         changes=[row for name in everyone for row in change_rows(name, final_of[name])],
@@ -708,12 +730,21 @@ def grade_heading(result: SubmissionResult) -> GradeHeading:
     return GradeHeading(Score(final.points, final.possible), text, " ".join(notes))
 
 
+def _unassigned_untouched(result: SubmissionResult, stage_id: str) -> bool:
+    """A stage outside the grade (not assigned, a bonus turned off) that was never worked on: nothing to show."""
+    grade = _stage_grade(result.final, stage_id)
+    stage = result.stages.get(stage_id)
+    untouched = stage is None or stage.status.kind in stats.NOT_STARTED
+    return grade is not None and grade.counted in UNCOUNTED and untouched
+
+
 def feedback_page(result: SubmissionResult, show_hidden: bool = False) -> FeedbackPage:
     """One student's page; show_hidden: the outputs of hidden tests too (after the grades are published)."""
+    final = result.final
     ids = [stage.id for stage in STAGES if stage.id in result.stages]
     ids += [stage_id for stage_id in result.stages if stage_id not in ids]
+    ids = [stage_id for stage_id in ids if not _unassigned_untouched(result, stage_id)]
     heading = grade_heading(result)
-    final = result.final
     return FeedbackPage(
         student=result.student,
         grade=heading,

@@ -743,7 +743,6 @@ def feedback_page(result: SubmissionResult, show_hidden: bool = False) -> Feedba
     final = result.final
     ids = [stage.id for stage in STAGES if stage.id in result.stages]
     ids += [stage_id for stage_id in result.stages if stage_id not in ids]
-    ids = [stage_id for stage_id in ids if not _unassigned_untouched(result, stage_id)]
     heading = grade_heading(result)
     return FeedbackPage(
         student=result.student,

@@ -58,6 +58,21 @@ class Mistake:
     value: str  # what the call gave, shown short
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """A known mistake that explains a wrong stage (grading/diagnosis.py): its variant's name, what it does in the
+    lesson's words, and how many of the stage's wrong answers it gives too, out of how many."""
+
+    name: str  # the variant, e.g. "wrong_max_for_both"
+    says: str  # "Takes the largest child score for both players, as if O also wanted X to win"
+    explained: int
+    wrong: int
+
+    @property
+    def share(self) -> float:
+        return self.explained / self.wrong if self.wrong else 0.0
+
+
 @dataclass
 class TestResult:
     stage: str
@@ -90,6 +105,9 @@ class StageResult:
     starter: bool = False  # the module is the released starter, or every call raised NotImplementedError
     # Why an instructor should read the module although it was graded as usual (tables.table_look), or "".
     look: str = ""
+    # The known mistakes its wrong answers match (grading/diagnosis.py), best first; () for none or not a known one.
+    diagnosis: tuple[Diagnosis, ...] = ()
+    wrong_answers: int = 0  # how many of its answers were wrong (0 when nothing was compared)
 
     @property
     def status(self) -> "StageStatus":

@@ -426,9 +426,22 @@ def test_a_wrong_answer_is_shown_on_its_board_with_the_expected_answer_when_visi
     assert text.startswith(feedback.summary(check, 1))
     assert f"On this board ({feedback.call_text(check.function, case.args)}):" in text
     assert "your function returned 'Q'" in text and "expected " in text
+
+
+def test_a_hidden_check_shows_its_smallest_counterexample_with_the_right_answer():
+    """Does a failed hidden check show one board only, the one with fewest marks (the first of them in the check's
+    order), with what came back and what was right? (Its output is held back until the grades are published.)"""
     hidden = next(check for check in stage_checks(RULES.id) if not check.visible and check.kind == "calls")
-    shown = feedback.call_check(hidden, False, False, 1, [Problem(hidden.cases[0], "returned 'Q'", wrong_value=True)])
-    assert "expected" not in shown
+    cases = sorted(hidden.cases[:40], key=lambda one: -feedback.marks(one.args[0]))  # the simplest last
+    problems = [Problem(one, "returned 'Q'", wrong_value=True) for one in cases]
+    shown = feedback.call_check(hidden, False, False, len(problems), problems)
+    fewest = min(feedback.marks(one.args[0]) for one in cases)
+    simplest = next(one for one in cases if feedback.marks(one.args[0]) == fewest)
+    assert f"The simplest board where it is wrong ({feedback.call_text(hidden.function, simplest.args)}):" in shown
+    assert feedback.draw_with_key(simplest.args[0]) in shown
+    assert shown.count("```") == 2 and shown.count("returned 'Q'") == 1
+    answers = sorted(simplest.accept, key=repr)
+    assert f"expected {answers[0]!r}" in shown if len(answers) == 1 else f"expected one of {answers!r}" in shown
 
 
 def test_a_function_not_written_yet_is_one_line():

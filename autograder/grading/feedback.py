@@ -200,8 +200,11 @@ def summary(check: Check, wrong: int) -> str:
 
 
 def call_check(check: Check, passed: bool, one_reason: bool, wrong: int, problems: list[Problem]) -> str:
-    """A call check's feedback: a summary, the first failing boards drawn with what came back, and the hint.
+    """A call check's feedback: a summary, the failing boards drawn with what came back, and the hint.
 
+    A visible check shows its worked examples in their own order. A hidden check shows one board, its smallest
+    counterexample (fewest marks, then the first in the check's order) with what was right; its output is held
+    back from the student until the grades are published (admin/publish.py), and always the instructor's.
     one_reason: every case failed the same way without a board to show (not written yet, not there at all).
     """
     if passed:
@@ -209,16 +212,26 @@ def call_check(check: Check, passed: bool, one_reason: bool, wrong: int, problem
     if one_reason:
         return with_hint(problems[0].text + ".", check).strip()
     lines = [summary(check, wrong)]
-    for problem in problems[: SHOWN_FAILURES if check.visible else 1]:
+    if check.visible:
+        shown = problems[:SHOWN_FAILURES]
+    else:
+        shown = [min(problems, key=lambda problem: marks(problem.case.args[0]))]  # min keeps the first of a tie
+    for problem in shown:
         one = problem.case
         drawing = draw_with_key(one.args[0])
-        lines.append(f"On this board ({call_text(check.function, one.args)}):\n\n```\n{drawing}\n```\n")
+        where = "On this board" if check.visible or len(problems) == 1 else "The simplest board where it is wrong"
+        lines.append(f"{where} ({call_text(check.function, one.args)}):\n\n```\n{drawing}\n```\n")
         lines.append(f"your function {problem.text}" if problem.text.startswith("returned") else problem.text)
-        if check.visible and problem.wrong_value:
+        if (check.visible and problem.wrong_value) or (not check.visible and one.accept):
             answers = sorted(one.accept, key=repr)
             lines.append(f"expected {answers[0]!r}" if len(answers) == 1 else f"expected one of {answers!r}")
         lines.append("")
     return with_hint("\n".join(lines), check).strip()
+
+
+def marks(board) -> int:
+    """How many squares of a board are taken: the fewer, the simpler the board."""
+    return sum(square != " " for square in board)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -22,11 +22,12 @@ from pathlib import Path
 from autograder.course.checks import stage_checks
 from autograder.course.stages import Stage
 from autograder.grading import feedback, sandbox
+from autograder.grading.diagnosis import diagnose
 from autograder.grading.judging import Unanswered, fail_all, judge_calls, judge_memo, judge_unchanged, unanswered
 from autograder.grading.plan import AGAIN_SECONDS, CALL_SECONDS, MEMO_KINDS, stage_plan
 from autograder.grading.protocol import Replies, ReplyReader, parse_replies
 from autograder.grading.tables import table_look
-from autograder.record import Outcome, StageResult
+from autograder.record import Outcome, StageKind, StageResult
 
 # The memo child's whole CPU limit, within the stage's (--time-limit): the experiment's one call (CALL_SECONDS) and
 # its scoring again (AGAIN_SECONDS), and a second to start; a forger cannot spend more.
@@ -141,7 +142,10 @@ def judge_stage(
     elif not hidden_done:
         message = hidden_ended.why
     starter = score == 0 and _only_not_implemented(both)
-    return StageResult(stage.id, score, stage.points, outcome, message, tests, elapsed, cpu, starter=starter)
+    result = StageResult(stage.id, score, stage.points, outcome, message, tests, elapsed, cpu, starter=starter)
+    if result.status.kind == StageKind.WRONG:  # from the answers judged above: the child is not asked again
+        result.diagnosis, result.wrong_answers = diagnose(stage, both, tests)
+    return result
 
 
 def _hidden_ended(stage: Stage, hidden: Replies | None, run, limits, seconds: float) -> tuple[Unanswered, bool]:

@@ -73,6 +73,17 @@ CREATE TABLE IF NOT EXISTS mistakes (
     value TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS mistakes_by_submission ON mistakes (submission_id);
+-- The known mistakes the answers of each wrong stage match (grading/diagnosis.py, the diagnosis of a stage in
+-- results.json), for `autograde stats`: a wrong stage with no row here is "not a known mistake"
+CREATE TABLE IF NOT EXISTS diagnoses (
+    submission_id INTEGER NOT NULL REFERENCES submissions(id),
+    stage TEXT NOT NULL,
+    name TEXT NOT NULL,
+    says TEXT NOT NULL,
+    explained INTEGER NOT NULL,
+    wrong INTEGER NOT NULL,
+    PRIMARY KEY (submission_id, stage, name)
+);
 -- Which submission stands for each student in each run (reused = 1 when an earlier result was taken over)
 CREATE TABLE IF NOT EXISTS run_students (
     run_id INTEGER NOT NULL REFERENCES runs(id),
@@ -120,7 +131,7 @@ ADDED_COLUMNS = {
     "stage_scores": {"kind": "TEXT", "reason": "TEXT", "look": "TEXT"},
 }
 # Tables added since the first gradebooks: an older gradebook gets them when it is opened.
-ADDED_TABLES = {"mistakes", "late_results", "final_grades"}
+ADDED_TABLES = {"mistakes", "late_results", "final_grades", "diagnoses"}
 # What a run's results depend on besides the files; the keys of results.json's extra_data.grading.
 PARAMETERS = ("suite", "grader_version", "time_limit", "isolation", "cgroups")
 SQLITE_HEADER = b"SQLite format 3\0"
@@ -319,6 +330,14 @@ class Gradebook:
             self.db.executemany(
                 "INSERT INTO mistakes VALUES (?, ?, ?, ?, ?, ?)",
                 [(submission_id, t.stage, t.check, m.kind, m.board, m.value) for t in result.tests for m in t.mistakes],
+            )
+            self.db.executemany(
+                "INSERT INTO diagnoses VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (submission_id, stage_id, d.name, d.says, d.explained, d.wrong)
+                    for stage_id, stage in result.stages.items()
+                    for d in stage.diagnosis
+                ],
             )
             self.db.executemany(
                 "INSERT INTO test_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

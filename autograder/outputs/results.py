@@ -13,6 +13,7 @@ from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
 from autograder.outputs import clean, clean_line, clean_tree
 from autograder.record import (
     Commit,
+    Diagnosis,
     FinalGrade,
     GradingParameters,
     Lateness,
@@ -50,9 +51,15 @@ def submission_result(
     shown_notes = [clean(note, MAX_NOTE) for note in notes[:MAX_NOTES]]
     if len(notes) > MAX_NOTES:
         shown_notes.append(f"({len(notes) - MAX_NOTES} more notes not shown)")
-    isolation_note = f"Your code ran under **{isolation.level}** isolation: {isolation.detail}."
-    if isolation.level != "bubblewrap":
-        isolation_note += " (The full sandbox was not available on the grading machine.)"
+    # One plain line for the student; the sandbox's terms (namespaces, limits) are the instructor's, in
+    # extra_data.isolation and the report.
+    if isolation.level == "bubblewrap":
+        isolation_note = f"Your code ran under **{isolation.level}** isolation: apart from the grader and the network."
+    else:
+        isolation_note = (
+            f"Your code ran under **{isolation.level}** isolation: with limits on its time and memory."
+            " (The full sandbox was not available on the grading machine.)"
+        )
     capped = {
         stage_id: dataclasses.replace(
             result,
@@ -139,6 +146,8 @@ def to_json(result: SubmissionResult) -> dict:
                 "phase": stage.phase,
                 "starter": stage.starter,
                 **({"look": stage.look} if stage.look else {}),
+                **({"wrong_answers": stage.wrong_answers} if stage.wrong_answers else {}),
+                **({"diagnosis": [dataclasses.asdict(d) for d in stage.diagnosis]} if stage.diagnosis else {}),
                 "status": {"kind": str(stage.status.kind), "label": stage.status.label, "reason": stage.status.reason},
             }
             for stage_id, stage in result.stages.items()
@@ -205,6 +214,8 @@ def from_json(data: dict) -> SubmissionResult:
             entry.get("phase", "calls"),  # results written before these fields: as a stage that ran
             entry.get("starter", False),
             entry.get("look", ""),
+            tuple(Diagnosis(**found) for found in entry.get("diagnosis", ())),
+            entry.get("wrong_answers", 0),
         )
         for stage_id, entry in extra["stages"].items()
     }

@@ -92,6 +92,22 @@ class MistakeFact:
 
 
 @dataclass(frozen=True)
+class DiagnosisFact:
+    """A known mistake a student's wrong stage matches (record.Diagnosis), as the report and the gradebook hold it."""
+
+    student: str
+    stage: str
+    name: str
+    says: str
+    explained: int
+    wrong: int
+
+    @property
+    def share(self) -> float:
+        return self.explained / self.wrong if self.wrong else 0.0
+
+
+@dataclass(frozen=True)
 class Facts:
     """finals: each student's final grade as the run made it (graded and absent alike), where there is one.
 
@@ -102,13 +118,17 @@ class Facts:
     tests: list[TestFact]
     mistakes: list[MistakeFact]
     finals: dict[str, FinalGrade] = field(default_factory=dict)
+    diagnoses: list[DiagnosisFact] = field(default_factory=list)
 
 
 def facts_of(results: dict[str, SubmissionResult], absent: dict[str, FinalGrade] | None = None) -> Facts:
     """The facts of a run's records; absent: the roster's students with no submission, with their final grades."""
-    stages, tests, mistakes = [], [], []
+    stages, tests, mistakes, diagnoses = [], [], [], []
     for student in sorted(results):
         for stage_id, stage in results[student].stages.items():
+            diagnoses += [
+                DiagnosisFact(student, stage_id, d.name, d.says, d.explained, d.wrong) for d in stage.diagnosis
+            ]
             status = stage.status
             fact = StageFact(student, stage_id, status.kind, status.reason, stage.score, stage.max_score, stage.look)
             stages.append(fact)
@@ -120,7 +140,7 @@ def facts_of(results: dict[str, SubmissionResult], absent: dict[str, FinalGrade]
         if student not in results:
             finals[student] = final
             stages += _absent_facts(student)
-    return Facts(stages, tests, mistakes, finals)
+    return Facts(stages, tests, mistakes, finals, diagnoses)
 
 
 def _absent_facts(student: str) -> list[StageFact]:
@@ -162,13 +182,24 @@ def facts_from_gradebook(path: Path, run_id: int | None = None) -> Facts:
             )
         ]
         finals = _stored_finals(db, run_id)
+        diagnoses = []
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'diagnoses'").fetchone():
+            rows = db.execute(
+                "SELECT r.student, t.stage, t.name, t.says, t.explained, t.wrong "
+                + join.format("diagnoses")
+                + " ORDER BY t.rowid",
+                (run_id,),
+            )
+            diagnoses = [DiagnosisFact(*row) for row in rows]
     finally:
         db.close()
     graded = {fact.student for fact in stages}
     for student in sorted(set(finals) - graded):  # the roster's students with no submission in the run
         stages += _absent_facts(student)
     key = lambda fact: (fact.student, STAGE_ORDER.get(fact.stage, len(STAGE_ORDER)))  # noqa: E731
-    return Facts(sorted(stages, key=key), sorted(tests, key=key), sorted(mistakes, key=key), finals)
+    return Facts(
+        sorted(stages, key=key), sorted(tests, key=key), sorted(mistakes, key=key), finals, sorted(diagnoses, key=key)
+    )
 
 
 def _stored_finals(db: sqlite3.Connection, run_id) -> dict[str, FinalGrade]:
@@ -277,6 +308,49 @@ def wrong_by_stage(facts: Facts) -> list[StageWrong]:
         count = len({student for student, stage_id in working if stage_id == stage.id})
         result.append(StageWrong(stage.id, stage.title, count, submitted[stage.id], rows))
     return result
+
+
+NOT_KNOWN = "not a known mistake"
+
+
+@dataclass(frozen=True)
+class KnownMistake:
+    """One known mistake of a stage and the students whose wrong answers it explains, each with its share;
+    name "" stands for the wrong stages no known mistake explains ("not a known mistake")."""
+
+    stage: str
+    name: str
+    says: str
+    students: tuple[tuple[str, float], ...]  # (student, share of their wrong answers it explains)
+
+
+def mistakes_by_stage(facts: Facts) -> dict[str, list[KnownMistake]]:
+    """Per stage, its wrong modules grouped by the known mistake they match, the most common first; the wrong
+    modules no known mistake explains last, as one group."""
+    found: dict[tuple[str, str], dict] = {}
+    for fact in facts.diagnoses:
+        entry = found.setdefault((fact.stage, fact.name), {"says": fact.says, "students": []})
+        entry["students"].append((fact.student, fact.share))
+    diagnosed = {(fact.student, fact.stage) for fact in facts.diagnoses}
+    result: dict[str, list[KnownMistake]] = {}
+    for (stage_id, name), entry in found.items():
+        result.setdefault(stage_id, []).append(KnownMistake(stage_id, name, entry["says"], tuple(entry["students"])))
+    for groups in result.values():
+        groups.sort(key=lambda group: (-len(group.students), group.name))
+    for fact in facts.stages:
+        if fact.kind == StageKind.WRONG and (fact.student, fact.stage) not in diagnosed:
+            groups = result.setdefault(fact.stage, [])
+            if not groups or groups[-1].name:
+                groups.append(KnownMistake(fact.stage, "", NOT_KNOWN, ()))
+            groups[-1] = KnownMistake(fact.stage, "", NOT_KNOWN, (*groups[-1].students, (fact.student, 0.0)))
+    return {stage.id: result[stage.id] for stage in STAGES if stage.id in result}
+
+
+def mistake_line(group: KnownMistake) -> str:
+    """One known mistake with its students, as the terminal shows it: "Takes ...: 3 students (ana 100%, ...)"."""
+    count = len(group.students)
+    who = ", ".join(student if not group.name else f"{student} {share:.0%}" for student, share in group.students)
+    return f"{group.says}: {count} {'student' if count == 1 else 'students'} ({who})"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -452,7 +526,10 @@ def print_stats(facts: Facts, console=None) -> None:
     console.print(f"\n[bold]Who needs help: {len(helped)} of {students} students[/]. Listed: {HELP_RULE}.")
     for entry in helped:
         console.print(f"  {escape(entry.student)}: {escape(help_text(entry))}")
+    known = mistakes_by_stage(facts)
     for stage in wrong_by_stage(facts):
+        for group in known.get(stage.stage, ()):
+            console.print(f"{stage.stage} looks like: {escape(mistake_line(group))}")
         table = Table(
             title=f"{stage.stage}: {stage.working} working modules of {stage.submitted} submitted",
             title_justify="left",

@@ -152,26 +152,62 @@ def stage_histogram(scores: list[float], max_score: int) -> Plot:
     return plot
 
 
-def pass_rate_bars(rows: list[PassRate]) -> Plot:
-    """One horizontal bar per test, the lowest pass rate (over the working modules of its stage) first.
+# The pass-rate bars' colours by rate, with the words of the chart's key: only a test every module passed is green.
+RATE_KEY = ((1.0, GREEN, "all passed"), (0.5, AMBER, "half or more"), (0.0, RED, "under half"))
 
-    Drawn 700 units wide with 14-unit labels; on a phone report.css keeps the chart at least 560 px wide (in a
-    box of its own that scrolls sideways), so a label is never under 11 px high.
+
+def rate_colour(rate: float) -> str:
+    return next(colour for least, colour, _ in RATE_KEY if rate >= least)
+
+
+def short_labels(labels: list[str]) -> list[str]:
+    """Each label cut to LABEL_CHARACTERS with "…"; two different labels that would read the same are cut in the
+    middle instead, so their ends (where tests of one function differ) still tell them apart."""
+
+    def cut(label: str) -> str:
+        return label if len(label) <= LABEL_CHARACTERS else label[: LABEL_CHARACTERS - 1] + "…"
+
+    def middle(label: str) -> str:
+        if len(label) <= LABEL_CHARACTERS:
+            return label
+        half = (LABEL_CHARACTERS - 1) // 2
+        return label[:half] + "…" + label[-(LABEL_CHARACTERS - 1 - half) :]
+
+    first = [cut(label) for label in labels]
+    whole: dict[str, set[str]] = {}
+    for label, short in zip(labels, first, strict=True):
+        whole.setdefault(short, set()).add(label)
+    clash = {short for short, found in whole.items() if len(found) > 1}
+    return [middle(label) if short in clash else short for label, short in zip(labels, first, strict=True)]
+
+
+def pass_rate_bars(rows: list[PassRate]) -> Plot:
+    """One horizontal bar per test, the lowest pass rate (over the working modules of its stage) first, coloured
+    by its rate (RATE_KEY, drawn as the chart's key above the bars).
+
+    Drawn 730 units wide with 14-unit labels; on a phone report.css keeps the chart at least 560 px wide (in a
+    box of its own that scrolls sideways), so a label is never under 11 px high. The right margin holds
+    "100% (999/999)" whole.
     """
-    row_h, label_w, bar_w, right, top = 26, 400, 200, 100, 6
+    row_h, label_w, bar_w, right, key_h = 26, 400, 200, 130, 24
+    top = key_h + 6
     width, height = label_w + bar_w + right, top + row_h * max(len(rows), 1) + 6
     plot = Plot(width, height, "pass rate of every test, most failed first")
+    x = label_w
+    for _, colour, words in RATE_KEY:
+        plot.shapes += [Rect(x, 6, 14, 14, colour, rx=3), text(x + 20, 18, words, 13, MUTED, anchor="start")]
+        x += 30 + 8 * len(words)
     for tick in (0, 0.5, 1):
         x = label_w + bar_w * tick
         plot.shapes.append(Line(x, x, top, height - 4, GRID))
-    for index, row in enumerate(rows):
+    labels = short_labels([row.label for row in rows])
+    for index, (row, label) in enumerate(zip(rows, labels, strict=True)):
         y = top + index * row_h
         baseline = round(y + row_h / 2 + 4, 1)
         rate, students = row.rate, row.working
-        colour = GREEN if rate >= 0.8 else AMBER if rate >= 0.5 else RED
-        label = row.label if len(row.label) <= LABEL_CHARACTERS else row.label[: LABEL_CHARACTERS - 1] + "…"
         if not students:
             rate = 0.0
+        colour = rate_colour(rate)
         hidden = "" if row.visible else " (hidden)"
         name = (Span(row.stage[:2], bold=True), Span(f" {label}"), Span(hidden, GREY))
         share = (Span(f"{rate:.0%} "), Span(f"({row.passed}/{students})", MUTED))

@@ -7,7 +7,7 @@ templates escape them; outputs and messages are Markdown, rendered by markdown_r
 
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGE_BY_ID, STAGES, TOTAL_POINTS, Stage
@@ -19,6 +19,7 @@ from autograder.record import (
     NO_TIME,
     UNCOUNTED,
     Change,
+    Diagnosis,
     FinalGrade,
     Outcome,
     Regrade,
@@ -193,6 +194,7 @@ class WrongStage:
     working: int
     submitted: int
     checks: list[WrongCheck]
+    mistakes: list[stats.KnownMistake] = field(default_factory=list)  # its wrong modules by the mistake they match
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,8 @@ class StageSection:
     counts: str = ""  # how the stage counts in the grade, when that is not simply its score, in words
     chip: Score | None = None  # what the stage counts in the grade (after lateness and changes), for the strip
     chip_note: str = ""  # why that differs from its score: "late", "changed"
+    # The known mistakes its wrong answers look like, in the lesson's words, each with its share ("" when none)
+    looks_like: tuple[str, ...] = ()
 
     @property
     def neutral(self) -> bool:
@@ -437,7 +441,7 @@ def regrade_rows(student: str, final: FinalGrade | None) -> list[RegradeRow]:
 
 
 def _wrong(facts: stats.Facts, visible: dict[tuple[str, str], bool]) -> list[WrongStage]:
-    stages = []
+    stages, known = [], stats.mistakes_by_stage(facts)
     for entry in stats.wrong_by_stage(facts):
         checks = [
             WrongCheck(row.name, visible.get((row.stage, row.check), True), row.passed, row.working,
@@ -445,7 +449,9 @@ def _wrong(facts: stats.Facts, visible: dict[tuple[str, str], bool]) -> list[Wro
             for row in entry.checks
             if row.passed < row.working
         ]  # fmt: skip
-        stages.append(WrongStage(STAGE_BY_ID[entry.stage], entry.working, entry.submitted, checks))
+        stages.append(
+            WrongStage(STAGE_BY_ID[entry.stage], entry.working, entry.submitted, checks, known.get(entry.stage, []))
+        )
     return stages
 
 
@@ -456,6 +462,8 @@ def _late_words(entry) -> str:
 def _late_summary(result: SubmissionResult) -> str:
     parts = []
     for stage_id, entry in (result.lateness or {}).items():
+        if _never_handed_in(result, stage_id):
+            continue  # nothing was handed in: no lateness to speak of
         if entry.late or entry.extension:
             cost = f", -{points(entry.penalty)}" if entry.penalty else ""
             extension = f" (extension {entry.extension})" if entry.extension else ""
@@ -464,11 +472,21 @@ def _late_summary(result: SubmissionResult) -> str:
     return "; ".join(parts)
 
 
+def _never_handed_in(result: SubmissionResult, stage_id: str) -> bool:
+    stage = result.stages.get(stage_id)
+    return stage is None or stage.status.kind == StageKind.NOT_SUBMITTED
+
+
 def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
     rows = []
     for stage_id, entry in (result.lateness or {}).items():
+        if _unassigned_untouched(result, stage_id):
+            continue
         submitted = f"{entry.submitted} ({entry.source})" if entry.submitted else (entry.source or "–")
-        penalty = f"-{points(entry.penalty)} ({points(entry.penalty_percent)} %)" if entry.penalty_percent else ""
+        penalty = f"-{points(entry.penalty)} ({points(entry.penalty_percent)} %)" if entry.penalty else ""
+        late = _late_words(entry) or "on time"
+        if _never_handed_in(result, stage_id):
+            submitted, late, penalty = "not handed in", "–", ""
         max_score = result.stages[stage_id].max_score if stage_id in result.stages else 0
         rows.append(
             DeadlineRow(
@@ -476,7 +494,7 @@ def deadline_rows(result: SubmissionResult) -> list[DeadlineRow]:
                 submitted,
                 entry.due or "–",
                 entry.extension,
-                _late_words(entry),
+                late,
                 penalty,
                 Score(entry.score, max_score),
             )  # fmt: skip
@@ -546,6 +564,12 @@ def class_report(
         if results[name].ungraded is not None
     ]
     final_of = {**{name: results[name].final for name in graded}, **absent}
+    # A stage nobody was assigned and nobody worked on has nothing to show: its sections are left out.
+    left_out = {
+        stage.id
+        for stage in STAGES
+        if graded and all(_unassigned_untouched(results[name], stage.id) for name in graded)
+    }
     kpis = [
         Kpi(str(len(everyone)), "students"),
         Kpi(f"{number(statistics.median(grades))} / {possible}" if grades else "–", "median grade"),
@@ -565,13 +589,17 @@ def class_report(
         grades=grades,
         possible=possible,
         headline=_headline(len(grades), len(everyone) - len(grades)),
-        stages=[StageScores(stage, [_cell(results[name], stage).score for name in graded]) for stage in STAGES],
-        pass_rates=pass_rates(results),
+        stages=[
+            StageScores(stage, [_cell(results[name], stage).score for name in graded])
+            for stage in STAGES
+            if stage.id not in left_out
+        ],
+        pass_rates=[row for row in pass_rates(results) if row.stage not in left_out],
         looks=looks,
         look_students=look_students,
         helped=helped,
         help_rule=stats.HELP_RULE,
-        wrong=_wrong(facts, visible),
+        wrong=[entry for entry in _wrong(facts, visible) if entry.stage.id not in left_out],
         policy=any(results[name].lateness is not None for name in graded),
         untimed_looks=len(untimed),
         changes=[row for name in everyone for row in change_rows(name, final_of[name])],
@@ -647,7 +675,14 @@ def _section(stage_id: str, entry: StageResult, show_hidden: bool, final: FinalG
         counts="" if grade is None or final is None else _counts(grade, final),
         chip=Score(grade.points, grade.possible) if grade is not None and not neutral else score,
         chip_note=_chip_note(grade) if grade is not None and not neutral else "",
+        looks_like=tuple(looks_like(found) for found in entry.diagnosis),
     )
+
+
+def looks_like(found: Diagnosis) -> str:
+    """A known mistake as a student reads it: what it does, and how many of their wrong answers it gives too."""
+    share = "all" if found.explained == found.wrong else f"{found.share:.0%}".replace("%", " %")
+    return f"{found.says} ({share} of your {found.wrong} wrong answers)" if found.wrong != 1 else found.says
 
 
 def _chip_note(grade: StageGrade) -> str:
@@ -695,12 +730,20 @@ def grade_heading(result: SubmissionResult) -> GradeHeading:
     return GradeHeading(Score(final.points, final.possible), text, " ".join(notes))
 
 
+def _unassigned_untouched(result: SubmissionResult, stage_id: str) -> bool:
+    """A stage outside the grade (not assigned, a bonus turned off) that was never worked on: nothing to show."""
+    grade = _stage_grade(result.final, stage_id)
+    stage = result.stages.get(stage_id)
+    untouched = stage is None or stage.status.kind in stats.NOT_STARTED
+    return grade is not None and grade.counted in UNCOUNTED and untouched
+
+
 def feedback_page(result: SubmissionResult, show_hidden: bool = False) -> FeedbackPage:
     """One student's page; show_hidden: the outputs of hidden tests too (after the grades are published)."""
+    final = result.final
     ids = [stage.id for stage in STAGES if stage.id in result.stages]
     ids += [stage_id for stage_id in result.stages if stage_id not in ids]
     heading = grade_heading(result)
-    final = result.final
     return FeedbackPage(
         student=result.student,
         grade=heading,

@@ -1,0 +1,290 @@
+"""Naming a wrong stage's mistake: the student's answers compared with those of each known mistake of the stage.
+
+The known mistakes are the course's own known-wrong versions of each stage (tests/variants/<stage>/wrong_*.py),
+each described in the lesson's words by its docstring's first line. Their answers on every board the stage's
+plan asks are computed by the course, never by running student code again: each variant is our own trusted
+code, run as the child would run it (a fresh module per run, the visible steps then the hidden ones, through
+child.run_step) in a spawned worker process, and kept between runs (course/cache.py) under the suite's hash and
+the variants' own digest.
+
+The student's side is what the parent already read and judged from the sandboxed children: each step's answer.
+A mistake matches when it gives the very answer the student gave on nearly all of their wrong answers
+(MATCH_SHARE) and never a wrong answer where the student was right; two mistakes together may cover a stage
+(two functions of one stage, or two slips in one). Anything else stays "not a known mistake".
+"""
+
+import functools
+import hashlib
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+import types
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+from autograder.course.cache import cached
+from autograder.course.stages import ROOT, STAGE_BY_ID, Stage
+from autograder.grading import child
+from autograder.grading.judging import _hashable, type_problem
+from autograder.grading.plan import CALL_SECONDS, Plan, stage_plan, wire_step
+from autograder.grading.protocol import Replies, decode
+from autograder.record import Diagnosis, Outcome
+
+VARIANTS = ROOT / "tests" / "variants"
+MATCH_SHARE = 0.9  # "nearly all" of the student's wrong answers
+MAX_MISTAKES = 2  # a stage is explained by at most this many known mistakes at once
+ONE_OF = " or "  # between known mistakes the student's answers cannot tell apart (their names, and their words)
+BUILD_JOBS = 2
+# CPU seconds a variant may take for all its answers: plain searches over every board of a memo stage take 10 s and
+# more, and their answers are the right ones anyway (what is wrong with them is their memo); the steps not answered
+# by then are left out of the comparison.
+VARIANT_SECONDS = 4.0
+RECURSION_LIMIT = 3000  # the child's own limit
+
+# step id -> the answer's signature (see signature); an experiment's check (the memo's or pruning's, judged from a
+# child of its own) by its check id -> PASSED or FAILED
+Answers = dict[int | str, str]
+
+
+@dataclass(frozen=True)
+class Known:
+    """One known mistake of a stage: its variant's name, what it does in the lesson's words, and its answers."""
+
+    name: str
+    says: str
+    answers: Answers
+
+
+def signature(reply: dict | tuple | None) -> str | None:
+    """A reply as one comparable string: the value's encoding, or "!" and the error's kind; None: no answer."""
+    if reply is None:
+        return None
+    if isinstance(reply, tuple):
+        return reply[1]
+    if reply.get("ok"):
+        return reply["value"]
+    return None if reply["error"] == "slow" else "!" + reply["error"]
+
+
+def variant_files(stage: Stage) -> list:
+    return sorted((VARIANTS / stage.id).glob("wrong_*.py"))
+
+
+def _says(source: str) -> str:
+    """The first line of the variant's docstring: what the mistake is, in the lesson's words."""
+    text = source.lstrip()
+    for quote in ('"""', "'''"):
+        if text.startswith(quote):
+            return text[3:].split("\n", 1)[0].strip().rstrip(".")
+    return ""
+
+
+def _digest(stage: Stage) -> str:
+    digest = hashlib.sha256()
+    for path in variant_files(stage):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+_locks: dict[str, threading.Lock] = {stage_id: threading.Lock() for stage_id in STAGE_BY_ID}
+
+
+def known_mistakes(stage_id: str) -> tuple[Known, ...]:
+    """Every known mistake of the stage with its answers, built once for this suite and these variants."""
+    with _locks[stage_id]:  # the grader's threads judge stages at once: one of them builds, the others wait
+        return _known(stage_id)
+
+
+@functools.cache
+def _known(stage_id: str) -> tuple[Known, ...]:
+    stage = STAGE_BY_ID[stage_id]
+    return cached(f"{stage_id}-mistakes-{_digest(stage)}", lambda: _build(stage))
+
+
+def _build(stage: Stage) -> tuple[Known, ...]:
+    files = variant_files(stage)
+    if not files:
+        return ()
+    # Spawned, not forked: the grader runs threads. Each worker sets the child's recursion limit and call timer.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(BUILD_JOBS, len(files)), mp_context=context, initializer=_start_worker) as pool:
+        answers = list(pool.map(variant_answers, [stage.id] * len(files), [path.read_text() for path in files]))
+    return tuple(
+        Known(path.stem, _says(path.read_text()), found) for path, found in zip(files, answers, strict=True) if found
+    )
+
+
+def _start_worker() -> None:
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    signal.signal(signal.SIGPROF, child.on_timer)
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - a variant must not write into the grader's output
+
+
+def variant_answers(stage_id: str, source: str) -> Answers:
+    """A variant's answer to every step of the stage's plan, asked as the child asks them: the visible run's steps
+    in a fresh module, then the hidden run's in another; every call under the child's CPU budget for a search."""
+    from autograder.authoring.mutants.inprocess import cached_module, load
+    from autograder.authoring.mutants.make import student_functions
+
+    stage, plan = STAGE_BY_ID[stage_id], stage_plan(stage_id)
+    runs = [
+        [(i, call, args, seconds or CALL_SECONDS) for i, call, args, seconds in map(wire_step, plan.steps) if i in ids]
+        for ids in (plan.visible_ids, plan.hidden_ids)
+    ]
+    memo = bool(stage.memo)  # a memo's state carries from call to call: nothing may be cached around it
+
+    def ask(cache: bool) -> tuple[Answers, list[str]]:
+        answers, changed, end = {}, [], time.process_time() + VARIANT_SECONDS
+        for run in runs:
+            try:
+                module = load(stage, source)
+            except Exception:  # noqa: BLE001 - a variant that does not load has no answers to compare
+                return {}, []
+            if cache:
+                cached_module(module, student_functions(stage), changed)
+            for step in run:
+                if time.process_time() > end:
+                    return answers, changed
+                found = signature(child.run_step(module, stage.filename, step))
+                if found is not None:
+                    answers[step[0]] = found
+        return answers, changed
+
+    answers, changed = ask(cache=not memo)
+    if changed:  # the variant changes its board: its cached answers are not the plain code's
+        answers, _ = ask(cache=False)
+    if plan.memo_job is not None:
+        answers |= _experiment(stage, plan, source)
+    return answers
+
+
+def _experiment(stage: Stage, plan: Plan, source: str) -> Answers:
+    """The variant's verdict on each check of the stage's memo or prune experiment: the child's own experiment
+    (child.memo_experiment) run here, its report read and judged as the parent judges a student's, but with no
+    CPU time of a whole child to read (a search that does not memoize or prune is still stopped by the
+    experiment's own timers); the CPU time it took here stands for the child's."""
+    import marshal
+    import tempfile
+
+    from autograder.authoring.mutants.inprocess import load
+    from autograder.course.checks import stage_checks
+    from autograder.grading.judging import Unanswered, judge_memo
+    from autograder.grading.plan import MEMO_KINDS
+    from autograder.grading.protocol import parse_replies
+    from autograder.record import Outcome
+
+    try:
+        module = load(stage, source)
+    except Exception:  # noqa: BLE001 - a variant that does not load has no answers to compare
+        return {}
+    with tempfile.TemporaryFile() as file:
+        replies = child.Replies(file.fileno())
+        replies.send({"import": "ok"})
+        start = time.process_time()
+        child.memo_experiment(module, stage.filename, marshal.loads(plan.memo_job)["experiment"], replies)
+        run = types.SimpleNamespace(cpu_seconds=time.process_time() - start)
+        replies.send({"done": True})
+        file.seek(0)
+        read = parse_replies(file.read(), plan, killed=False, memo=True)
+    ended = Unanswered(Outcome.CRASHED, "")
+    return {
+        check.id: str(judge_memo(check, plan, read, run, ended, stage.filename).outcome)
+        for check in stage_checks(stage.id)
+        if check.kind in MEMO_KINDS
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The student's side, from what the parent judged
+
+
+def student_answers(plan: Plan, replies: Replies, tests: list) -> tuple[Answers, Answers]:
+    """(wrong, right): the student's answered steps, split by the oracle's verdict, each with its signature; and
+    the checks of the experiment (tests: the stage's judged TestResults), passed or failed."""
+    wrong, right = {}, {}
+    for test in tests:
+        if test.check in plan.expected or test.outcome not in (Outcome.PASSED, Outcome.FAILED):
+            continue  # a call check (its steps follow), or an advisory or a stopped experiment
+        if test.points:
+            (right if test.outcome == Outcome.PASSED else wrong)[test.check] = str(test.outcome)
+    for cases in plan.expected.values():
+        for step_id, forms, one in cases:
+            found = signature(replies.reply(step_id))
+            if found is None or step_id in wrong or step_id in right:
+                continue
+            (right if _is_right(plan, step_id, found, forms, one) else wrong)[step_id] = found
+    return wrong, right
+
+
+def _is_right(plan: Plan, step_id: int, found: str, forms, one) -> bool:
+    if found in forms:
+        return True
+    if found.startswith("!"):
+        return False
+    value = decode(found)
+    function = plan.step_by_id[step_id]["call"]
+    return type_problem(function, value, one.args[0]) is None and _hashable(value) in one.accept
+
+
+def _agrees(plan: Plan, step_id, found: str, rights: dict, right: Answers) -> bool:
+    """The known mistake's answer is right too where the student's was."""
+    if step_id not in rights:  # a check of the experiment
+        return found == right[step_id]
+    return _is_right(plan, step_id, found, *rights[step_id])
+
+
+def _right_of(plan: Plan) -> dict:
+    """step id -> (the encodings of its right answers, its case), for the stage's plan."""
+    return {step_id: (forms, one) for cases in plan.expected.values() for step_id, forms, one in cases}
+
+
+def diagnose(stage: Stage, replies: Replies, tests: list) -> tuple[tuple[Diagnosis, ...], int]:
+    """(the known mistakes that explain the stage's wrong answers, best first, or none; how many wrong answers).
+
+    replies: both runs' replies, as the parent read them; tests: the stage's TestResults, as it judged them."""
+    plan = stage_plan(stage.id)
+    wrong, right = student_answers(plan, replies, tests)
+    rights = _right_of(plan)
+    if not wrong:
+        return (), 0
+    try:
+        catalogue = known_mistakes(stage.id)
+    except Exception:  # noqa: BLE001 - advice only: a catalogue that cannot be built names nothing, grades stand
+        return (), len(wrong)
+    candidates = []
+    for known in catalogue:
+        # A mistake that gives a wrong answer where the student was right is not theirs.
+        if any(
+            step_id in known.answers and not _agrees(plan, step_id, known.answers[step_id], rights, right)
+            for step_id in right
+        ):
+            continue
+        explained = frozenset(step_id for step_id, found in wrong.items() if known.answers.get(step_id) == found)
+        if explained:
+            candidates.append((known, explained))
+    # Mistakes that explain the very same answers cannot be told apart on this student's boards: one of them.
+    alike: dict[frozenset, list[Known]] = {}
+    for known, explained in candidates:
+        alike.setdefault(explained, []).append(known)
+    groups = sorted(alike.items(), key=lambda item: (-len(item[0]), item[1][0].name))
+    if not groups:
+        return (), len(wrong)
+    chosen, covered = [groups[0]], groups[0][0]
+    # A second mistake (two slips in one stage) only when it explains most of what the first leaves.
+    while len(chosen) < MAX_MISTAKES and len(covered) < len(wrong):
+        rest = [group for group in groups if group not in chosen]
+        best = max(rest, key=lambda group: len(group[0] - covered), default=None)
+        if best is None or 2 * len(best[0] - covered) < len(wrong) - len(covered):
+            break
+        chosen.append(best)
+        covered |= best[0]
+    if len(covered) < MATCH_SHARE * len(wrong):
+        return (), len(wrong)
+    found = tuple(
+        Diagnosis(ONE_OF.join(k.name for k in knowns), ONE_OF.join(k.says for k in knowns), len(explained), len(wrong))
+        for explained, knowns in chosen
+    )
+    return found, len(wrong)

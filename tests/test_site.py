@@ -9,6 +9,7 @@ served by a local static server, driven through the page's window.course API. Py
 import csv
 import functools
 import http.server
+import os
 import re
 import subprocess
 import sys
@@ -99,7 +100,9 @@ def terminal(stage, code: str, tmp: Path) -> tuple[subprocess.CompletedProcess, 
     (copy / "assignments" / stage.id / stage.filename).write_text(code)
     started = time.monotonic()
     command = [sys.executable, "-m", "pytest", f"assignments/{stage.id}", "-q", "--color=no"]
-    done = subprocess.run(command, cwd=copy, capture_output=True, text=True)
+    # As a student's terminal runs it: options given to the suite's own pytest (PYTEST_ADDOPTS) are not theirs.
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    done = subprocess.run(command, cwd=copy, capture_output=True, text=True, env=env)
     return done, time.monotonic() - started
 
 

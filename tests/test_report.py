@@ -30,6 +30,7 @@ from autograder.admin.overrides import NO_OVERRIDES
 from autograder.admin.settings import CORE_IDS, CourseSettings
 from autograder.course.stages import CORE_STAGES, STAGES, TOTAL_POINTS
 from autograder.grading import judge, sandbox
+from autograder.grading.judging import fail_all
 from autograder.grading.ungraded import ungraded_result
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import (
@@ -429,3 +430,33 @@ def test_the_pages_need_no_browser_library():
     code = "import sys, autograder.outputs.report; print(sorted(m for m in sys.modules if m.startswith('selenium')))"
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert shown.stdout.strip() == "[]"
+
+
+def test_stages_nobody_was_assigned_or_worked_on_have_no_column(tmp_path):
+    """The bonus off and no bonus stage handed in: the students table has no bonus column, headers or cells (the
+    rows are drawn before the class is known, so their cells are hidden by the stage's class)."""
+    results = {}
+    for n, name in enumerate(("ada", "grace")):
+        result = fake_result(name, n)
+        for stage in STAGES:
+            if stage.bonus:
+                result.stages[stage.id] = fail_all(stage, Outcome.MISSING, "not submitted")
+        result.final = final_grade(result, CourseSettings(CORE_IDS, "off"))
+        results[name] = result
+    page = report_html(results)
+    table = pages.section(page, "students")
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", table, re.DOTALL)
+    bonus = [stage for stage in STAGES if stage.bonus]
+    assert len(headers) == 1 + len(CORE_STAGES) + 1, headers  # student, the core stages, the grade
+    assert not any(stage.module.split("_")[0] in header for stage in bonus for header in headers)
+    style = page.split("<style>", 1)[1].split("</style>", 1)[0]
+    hidden = re.search(r"([^}]*)\{ display: none; \}", style.rsplit("}", 2)[-2] + "}").group(1)
+    assert {f".students .s-{stage.id}" for stage in bonus} | {".students .bonus-total"} == {
+        rule.strip() for rule in hidden.split(",")
+    }
+    assert all(f'class="num s-{stage.id} ' in table for stage in CORE_STAGES)  # the core cells stay shown
+    # With the bonus apart and handed in by one student, every bonus column is back.
+    kept = fake_result("linus", 3)
+    kept.final = final_grade(kept, CourseSettings(CORE_IDS, "apart"))
+    shown = report_html({**results, "linus": kept})
+    assert ".students .s-" not in shown.split("</style>", 1)[0] and "bonus<br>" in pages.section(shown, "students")

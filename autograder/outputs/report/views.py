@@ -250,6 +250,7 @@ class ClassReport:
     changes: list[ChangeRow] = ()  # "Changes by the instructor"
     regrades: list[RegradeRow] = ()
     bonus_rule: str = ""  # the course's bonus rule ("apart", "extra", "off"), "" when no grade says
+    left_out: frozenset[str] = frozenset()  # stages nobody was assigned and nobody worked on: no column
 
 
 @dataclass(frozen=True)
@@ -600,6 +601,7 @@ def class_report(
         helped=helped,
         help_rule=stats.HELP_RULE,
         wrong=[entry for entry in _wrong(facts, visible) if entry.stage.id not in left_out],
+        left_out=frozenset(left_out),
         policy=any(results[name].lateness is not None for name in graded),
         untimed_looks=len(untimed),
         changes=[row for name in everyone for row in change_rows(name, final_of[name])],

@@ -491,3 +491,26 @@ def test_every_check_failed_for_one_reason():
     assert {test.outcome for test in result.tests} == {Outcome.MISSING}
     assert [test.check for test in result.tests] == [check.id for check in stage_checks(RULES.id)]
     assert {test.stage for test in result.tests} == {RULES.id}
+
+
+def test_a_diagnosis_that_fails_leaves_the_grade_as_judged(monkeypatch):
+    """The diagnosis is advice: when it raises, the wrong stage keeps the points and tests it was judged with."""
+    from autograder.course.stages import ROOT, STAGES
+    from autograder.grading import sandbox
+
+    stage = STAGES[0]
+    source = (ROOT / "tests" / "variants" / stage.id / "wrong_missing_diagonal.py").read_text()
+    isolation = sandbox.detect()
+    judged = judge.grade_stage(stage, source, isolation, seconds=sandbox.DEFAULT_STAGE_SECONDS)
+
+    def broken(*args):
+        raise RuntimeError("the diagnosis failed")
+
+    monkeypatch.setattr(judge, "diagnose", broken)
+    advised = judge.grade_stage(stage, source, isolation, seconds=sandbox.DEFAULT_STAGE_SECONDS)
+    assert 0 < advised.score == judged.score < stage.points and advised.diagnosis == ()
+
+    def verdicts(result):
+        return [(test.check, test.score, test.outcome) for test in result.tests]
+
+    assert verdicts(advised) == verdicts(judged)

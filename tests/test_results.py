@@ -4,13 +4,17 @@ Made in this process from canned replies (tests/replies.py): no sandbox, no subp
 """
 
 import json
+import re
 import sqlite3
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder.course.stages import STAGES, TOTAL_POINTS
 from autograder.grading import sandbox
 from autograder.grading.judging import fail_all
 from autograder.grading.ungraded import ungraded_result
-from autograder.outputs import gradesheet
+from autograder.outputs import clean, gradesheet
 from autograder.outputs.gradebook import Gradebook
 from autograder.outputs.results import (
     MAX_NOTE,
@@ -98,3 +102,27 @@ def test_grades_csv_and_the_gradebook_take_the_record(tmp_path):
     assert outcomes == {stage_id: str(stage.outcome) for stage_id, stage in record.stages.items()}
     names = [row[0] for row in db.execute("SELECT name FROM test_results WHERE stage = '01_rules' ORDER BY rowid")]
     assert names == [f"01_rules: {test.name}" for test in record.stages[RULES.id].tests]
+
+
+# Any JSON-like value, with the keys and the types json.dumps takes and the texts a submission could send.
+_LEAF = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+_TREE = st.recursive(
+    _LEAF,
+    lambda inner: st.lists(inner) | st.tuples(inner, inner) | st.dictionaries(st.text() | st.integers(), inner),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TREE)
+def test_results_json_text_is_json_dumps_byte_for_byte(value):
+    """json_text writes its own indenting: is it exactly what json.dumps(indent=2, ensure_ascii=False) writes?"""
+    assert json_text(value) == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(codec=None, exclude_categories=())))
+def test_clean_leaves_printable_text_alone_and_cleans_the_rest_as_before(text):
+    """clean() skips its substitutions for printable text: is the answer still the substitutions' on any text?"""
+    expected = re.sub("[\x00-\x08\x0b-\x1f\x7f-\x9f]", "", re.sub("[\ud800-\udfff]", "\ufffd", text))
+    assert clean(text) == expected

@@ -39,6 +39,8 @@ def clean(text, limit: int = MAX_TEXT) -> str:
     text = str(text)
     if len(text) > limit:  # cut first: cleaning (and everything after) stays proportional to the cap
         text = f"{text[:limit]}… ({len(text) - limit:,} more characters not shown)"
+    elif text.isprintable():  # no surrogate and no control (both unprintable): nothing to do, and it is most text
+        return text
     return _CONTROLS.sub("", _SURROGATES.sub("\ufffd", text))
 
 

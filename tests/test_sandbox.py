@@ -761,6 +761,31 @@ def test_without_cgroups_a_run_starts_while_its_uid_still_has_a_process(level, m
         lingering.wait()
 
 
+@ROOT_ONLY
+def test_run_folders_a_dead_grader_left_go_when_a_grader_first_takes_their_uid():
+    """Is the run folder a killed grader left under a uid removed the first time this grader takes that uid (and
+    only then: its own runs remove their folders, so later takes of the uid need not look)?"""
+    fresh = uids.UidPool()
+    uid, lock = fresh.acquire()
+    uids.UidPool.release(lock)
+    left = Path(sandbox.folders.runs_dir(), f"autograde-run-{uid}-{uuid.uuid4().hex}")
+    (left / "submission").mkdir(parents=True)
+    try:
+        again = uids.UidPool()
+        again._next = uid - uids.UID_BASE
+        taken, lock = again.acquire()
+        uids.UidPool.release(lock)
+        if taken == uid:  # another test's run may hold uid at this moment; then the pool takes the next one
+            assert not left.exists()
+            left.mkdir()
+            again._next = uid - uids.UID_BASE
+            taken, lock = again.acquire()
+            uids.UidPool.release(lock)
+            assert taken != uid or left.exists()  # the second take of uid did not look
+    finally:
+        shutil.rmtree(left, ignore_errors=True)
+
+
 def test_cgroups_can_be_turned_off_with_the_environment(monkeypatch):
     """Does AUTOGRADE_CGROUPS=none make detect() report no cgroups, and say so in its detail?"""
     monkeypatch.setenv("AUTOGRADE_CGROUPS", "none")

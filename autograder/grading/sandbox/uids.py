@@ -61,9 +61,10 @@ class UidPool:
                     if len(self._retired) == UID_COUNT:
                         raise RuntimeError("every run uid was retired: runs left kernel keys that could not be removed")
             if uid >= 0:
-                if first_use and processes_of(uid):
-                    kill_uid(uid)  # leftovers of a grader that crashed would count against RLIMIT_NPROC
-                _remove_stale_folders(uid)
+                if first_use:  # what a grader that crashed left under this uid; our own runs leave nothing
+                    if processes_of(uid):
+                        kill_uid(uid)  # its leftover processes would count against RLIMIT_NPROC
+                    _remove_stale_folders(uid)
                 return uid, fd
             if stop_requested.is_set():
                 raise Stopped()

@@ -564,7 +564,7 @@ def test_a_result_the_class_report_cannot_draw_is_that_students_alone(tmp_path, 
         drawn.append(name)
         return real_html(name, *args)
 
-    monkeypatch.setattr("autograder.grading.batch.row_html", counted)
+    monkeypatch.setattr("autograder.outputs.report.row_html", counted)
     assert grading.main([str(folder), "--out", str(out), "--quiet", "--jobs", "2"]) == 1
     assert "bob could not be graded: the grader failed while rendering its results" in capsys.readouterr().err
     assert sorted(drawn) == ["ada", "bob", "cat"]  # once each, not again for the class report

@@ -16,7 +16,6 @@ from autograder.grading.submissions import Submission
 from autograder.outputs import write_atomically
 from autograder.outputs.folders import FEEDBACK, RESULTS, output_folders
 from autograder.outputs.gradebook import Gradebook
-from autograder.outputs.report import feedback_html, row_html
 from autograder.outputs.results import cleaned, json_text, to_json
 from autograder.record import GradingParameters, SubmissionResult
 
@@ -54,6 +53,8 @@ class Batch:
         try:
             result = cleaned(self.course.applied(name, self._with_commit(name, result), self.files.get(name)))
             if store is not None:
+                from autograder.outputs.report import row_html  # the pages' modules: imported meanwhile (see warm)
+
                 # Drawn once, here: a result the class report could not draw is this student's fault alone.
                 row = row_html(name, result, self.folders)
         except Exception as error:
@@ -112,6 +113,8 @@ class Batch:
         self.finish(name, self._ungraded(name, error, where), None)
 
     def _write(self, name: str, result: SubmissionResult) -> None:
+        from autograder.outputs.report import feedback_html
+
         folder = self.out / (self.folders.get(name) or output_folders([name])[name])
         write_atomically(folder / RESULTS, json_text(to_json(result)))
         write_atomically(folder / FEEDBACK, feedback_html(result, self.show_hidden))

@@ -29,7 +29,6 @@ from autograder.outputs.command_line import fail
 from autograder.outputs.folders import GRADES, output_folders
 from autograder.outputs.gradebook import Gradebook, GradebookError
 from autograder.outputs.gradebook import problem as gradebook_problem
-from autograder.outputs.report import write_report
 from autograder.record import GradingParameters, SubmissionResult
 
 if TYPE_CHECKING:
@@ -262,6 +261,8 @@ def _write_class(options: GradeOptions, batch: Batch, notes: list[str], absent: 
     for line in untimed:
         console.say(line)
     gradesheet.write_grades(options.out / GRADES, results)
+    from autograder.outputs.report import write_report
+
     report = write_report(options.out, results, [*notes, *untimed], batch.folders, absent, batch.rows)
     console.summary(results, absent)
     failed = {name: result.ungraded for name, result in results.items() if result.ungraded}

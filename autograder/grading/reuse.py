@@ -1,26 +1,15 @@
 """Whether a stored result can stand for a new grading: what a grade depends on besides the files (the suite's
 hash, the grader's version, the time limit, the isolation), and why a stored result is not the one to reuse."""
 
-import functools
-
+from autograder import __version__
 from autograder.course.suite import suite_hash
 from autograder.grading import sandbox
 from autograder.record import GradingParameters
 
 
-@functools.cache
-def grader_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("tictactoe-minimax-course")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def grading_parameters(isolation: sandbox.Isolation, seconds: float) -> GradingParameters:
     """Everything besides the files that a grade depends on: results.json's extra_data.grading."""
-    return GradingParameters(suite_hash(), grader_version(), float(seconds), isolation.level, isolation.cgroups)
+    return GradingParameters(suite_hash(), __version__, float(seconds), isolation.level, isolation.cgroups)
 
 
 def why_regraded(latest: dict | None, files_hash: str, parameters: GradingParameters) -> str | None:

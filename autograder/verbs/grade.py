@@ -6,6 +6,7 @@ loop (grading/class_loop.grade_class), which grades, applies the course step to 
 grades.csv, each student's results.json and feedback.html, the gradebook and report.html.
 """
 
+import importlib
 import threading
 
 from autograder.admin.course import load_course
@@ -26,9 +27,25 @@ def main(argv: list[str] | None = None) -> int:
         options = parse_options(argv)
     except OptionsError as error:
         return fail(PROG, str(error))
+    _import_meanwhile("autograder.outputs.console", "autograder.outputs.report")
     stop = threading.Event()
     with first_interrupt_sets(stop):
         return _grade(options, stop)
+
+
+def _import_meanwhile(*modules: str) -> None:
+    """Import the terminal's and the pages' modules (rich, Jinja2, markdown-it, the report's views: a third of a
+    class of one's start) in a thread, while this one reads the class and the first children run, which is mostly
+    waiting. Whoever needs one first waits for it (Python's lock per module); a failure is left to that import."""
+
+    def imports() -> None:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 (raised again where it is imported for use)
+                return
+
+    threading.Thread(target=imports, name="import-pages", daemon=True).start()
 
 
 def _grade(options: GradeOptions, stop: threading.Event) -> int:

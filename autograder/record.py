@@ -85,6 +85,9 @@ class TestResult:
     visible: bool
     output: str  # Markdown for the student, bounded and clean
     mistakes: tuple[Mistake, ...] = ()  # its wrong answers (at most MAX_MISTAKES), for the class statistics
+    # The plan's steps of its cases that judging found wrong (never answered, raised, or a wrong value): the one
+    # verdict per board, read by the diagnosis in the same run; not stored (results.json holds the words).
+    wrong_steps: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     __test__ = False  # not a pytest test class, whatever its name
 

@@ -16,8 +16,14 @@ import sys
 import pytest
 
 from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
-from autograder.grading.diagnosis import ONE_OF, variant_files
+from autograder.grading import judge
+from autograder.grading.child import encode
+from autograder.grading.diagnosis import ONE_OF, student_answers, variant_files
+from autograder.grading.plan import stage_plan
+from autograder.grading.protocol import parse_replies
+from autograder.record import Outcome
 from tests.classes import grade, perfect, write_student
+from tests.replies import encoded, judged, ran, right_bytes, right_lines
 
 VARIANTS = ROOT / "tests" / "variants"
 RULES = "01_rules"
@@ -155,6 +161,44 @@ def test_the_report_and_stats_group_the_class_by_mistake(graded):
     assert f"{MINIMAX} looks like: {says}: 2 students" in stats.stdout
     feedback = (graded / "two-stages" / "feedback.html").read_text()
     assert says in feedback and "def " not in feedback.split("What this looks like")[1].split("</p>")[0]
+
+
+def _hidden_run(stage_id: str, change) -> bytes:
+    """The hidden run of a perfect child, its first batch changed by change(batch)."""
+    lines = right_lines(stage_id, hidden=True)
+    change(lines[1])
+    return encoded(lines)
+
+
+def _split(stage_id: str, hidden: bytes):
+    """The stage judged with hidden as its hidden run; its tests and the diagnosis's (wrong, right)."""
+    stage, plan = STAGE_BY_ID[stage_id], stage_plan(stage_id)
+    result = judged(stage, right_bytes(stage_id), hidden=ran(hidden))
+    visible = parse_replies(right_bytes(stage_id), plan, False, ids=plan.visible_ids)
+    both = judge._merged(stage, visible, parse_replies(hidden, plan, False, ids=plan.hidden_ids))
+    return result, *student_answers(plan, both, result.tests)
+
+
+def test_the_diagnosis_reads_judging_s_verdict_on_each_board():
+    """Are a student's answers split into right and wrong by the verdict judging gave them (TestResult.wrong_steps,
+    the one that decided the grade), a wrong value, a value of the wrong type and an error alike?"""
+
+    def change(batch):
+        batch["values"][0], batch["values"][1] = encode("Q"), encode(7)
+        step_id, batch["ids"], batch["values"] = (
+            batch["ids"][2],
+            batch["ids"][:2] + batch["ids"][3:],
+            batch["values"][:2] + batch["values"][3:],
+        )
+        batch["details"].append({"id": step_id, "ok": False, "error": "ValueError", "message": "no"})
+
+    lines = right_lines(RULES, hidden=True)
+    changed = set(lines[1]["ids"][:3])
+    result, wrong, right = _split(RULES, _hidden_run(RULES, change))
+    judged_wrong = set().union(*(test.wrong_steps for test in result.tests))
+    assert set(wrong) == judged_wrong == changed
+    assert set(right) == stage_plan(RULES).step_ids - changed
+    assert result.score < STAGE_BY_ID[RULES].points and all(test.outcome != Outcome.TAMPERED for test in result.tests)
 
 
 # The pages of the variant class, looked at in a real browser (headless Chromium, as tests/test_browser.py does).

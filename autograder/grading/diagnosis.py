@@ -7,7 +7,9 @@ code, run as the child would run it (a fresh module per run, the visible steps t
 child.run_step) in a spawned worker process, and kept between runs (course/cache.py) under the suite's hash and
 the variants' own digest.
 
-The student's side is what the parent already read and judged from the sandboxed children: each step's answer.
+The student's side is what the parent already read and judged from the sandboxed children: each step's answer
+and judging's verdict on it (TestResult.wrong_steps); a known mistake's answers get their verdict from the same
+judge_calls (judged_wrong), so right and wrong are decided in one place.
 A mistake matches when it gives the very answer the student gave on nearly all of their wrong answers
 (MATCH_SHARE) and never a wrong answer where the student was right; two mistakes together may cover a stage
 (two functions of one stage, or two slips in one). Anything else stays "not a known mistake".
@@ -23,14 +25,15 @@ import threading
 import time
 import types
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autograder.course.cache import cached
+from autograder.course.checks import stage_checks
 from autograder.course.stages import ROOT, STAGE_BY_ID, Stage
 from autograder.grading import child
-from autograder.grading.judging import _hashable, type_problem
-from autograder.grading.plan import CALL_SECONDS, Plan, stage_plan, wire_step
-from autograder.grading.protocol import Replies, decode
+from autograder.grading.judging import Unanswered, judge_calls, judge_memo
+from autograder.grading.plan import CALL_SECONDS, MEMO_KINDS, Plan, stage_plan, wire_step
+from autograder.grading.protocol import Replies, parse_replies
 from autograder.record import Diagnosis, Outcome
 
 VARIANTS = ROOT / "tests" / "variants"
@@ -56,6 +59,7 @@ class Known:
     name: str
     says: str
     answers: Answers
+    wrong: frozenset = frozenset()  # the steps and checks where its answer is wrong (judged_wrong)
 
 
 def signature(reply: dict | tuple | None) -> str | None:
@@ -100,8 +104,10 @@ def known_mistakes(stage_id: str) -> tuple[Known, ...]:
 
 @functools.cache
 def _known(stage_id: str) -> tuple[Known, ...]:
-    stage = STAGE_BY_ID[stage_id]
-    return cached(f"{stage_id}-mistakes-{_digest(stage)}", lambda: _build(stage))
+    stage, plan = STAGE_BY_ID[stage_id], stage_plan(stage_id)
+    catalogue = cached(f"{stage_id}-mistakes-{_digest(stage)}", lambda: _build(stage))
+    # Judged here, once a run, by judging itself: the answers are what is kept, the verdict is the grader's.
+    return tuple(replace(known, wrong=judged_wrong(stage, plan, known.answers)) for known in catalogue)
 
 
 def _build(stage: Stage) -> tuple[Known, ...]:
@@ -170,11 +176,6 @@ def _experiment(stage: Stage, plan: Plan, source: str) -> Answers:
     import tempfile
 
     from autograder.authoring.mutants.inprocess import load
-    from autograder.course.checks import stage_checks
-    from autograder.grading.judging import Unanswered, judge_memo
-    from autograder.grading.plan import MEMO_KINDS
-    from autograder.grading.protocol import parse_replies
-    from autograder.record import Outcome
 
     try:
         module = load(stage, source)
@@ -202,43 +203,38 @@ def _experiment(stage: Stage, plan: Plan, source: str) -> Answers:
 
 
 def student_answers(plan: Plan, replies: Replies, tests: list) -> tuple[Answers, Answers]:
-    """(wrong, right): the student's answered steps, split by the oracle's verdict, each with its signature; and
-    the checks of the experiment (tests: the stage's judged TestResults), passed or failed."""
+    """(wrong, right): the student's answered steps, split by judging's verdict (TestResult.wrong_steps), each with
+    its signature; and the checks of the experiment (tests: the stage's judged TestResults), passed or failed."""
     wrong, right = {}, {}
     for test in tests:
-        if test.check in plan.expected or test.outcome not in (Outcome.PASSED, Outcome.FAILED):
-            continue  # a call check (its steps follow), or an advisory or a stopped experiment
-        if test.points:
-            (right if test.outcome == Outcome.PASSED else wrong)[test.check] = str(test.outcome)
-    for cases in plan.expected.values():
-        for step_id, forms, one in cases:
+        if test.check not in plan.expected:
+            if test.points and test.outcome in (Outcome.PASSED, Outcome.FAILED):  # not an advisory, not stopped
+                (right if test.outcome == Outcome.PASSED else wrong)[test.check] = str(test.outcome)
+            continue
+        for step_id, _, _ in plan.expected[test.check]:
             found = signature(replies.reply(step_id))
             if found is None or step_id in wrong or step_id in right:
-                continue
-            (right if _is_right(plan, step_id, found, forms, one) else wrong)[step_id] = found
+                continue  # unanswered, or a board two checks share, judged alike
+            (wrong if step_id in test.wrong_steps else right)[step_id] = found
     return wrong, right
 
 
-def _is_right(plan: Plan, step_id: int, found: str, forms, one) -> bool:
-    if found in forms:
-        return True
-    if found.startswith("!"):
-        return False
-    value = decode(found)
-    function = plan.step_by_id[step_id]["call"]
-    return type_problem(function, value, one.args[0]) is None and _hashable(value) in one.accept
-
-
-def _agrees(plan: Plan, step_id, found: str, rights: dict, right: Answers) -> bool:
-    """The known mistake's answer is right too where the student's was."""
-    if step_id not in rights:  # a check of the experiment
-        return found == right[step_id]
-    return _is_right(plan, step_id, found, *rights[step_id])
-
-
-def _right_of(plan: Plan) -> dict:
-    """step id -> (the encodings of its right answers, its case), for the stage's plan."""
-    return {step_id: (forms, one) for cases in plan.expected.values() for step_id, forms, one in cases}
+def judged_wrong(stage: Stage, plan: Plan, answers: Answers) -> frozenset:
+    """The steps and checks where answers (a known mistake's) are wrong, as judging judges a student's."""
+    replies = Replies({"import": "ok"}, done=True)
+    for step_id, found in answers.items():
+        if isinstance(step_id, str):
+            continue  # a check of the experiment: its verdict is its answer
+        if found.startswith("!"):
+            replies.details[step_id] = {"id": step_id, "ok": False, "error": found[1:], "message": ""}
+        else:
+            replies.values[step_id] = found
+    never = Unanswered(Outcome.CRASHED, "")
+    wrong = {check_id for check_id, found in answers.items() if isinstance(check_id, str) and found != Outcome.PASSED}
+    for check in stage_checks(stage.id):
+        if check.id in plan.expected:
+            wrong |= judge_calls(check, plan, replies, never).wrong_steps & answers.keys()
+    return frozenset(wrong)
 
 
 def diagnose(stage: Stage, replies: Replies, tests: list) -> tuple[tuple[Diagnosis, ...], int]:
@@ -247,7 +243,6 @@ def diagnose(stage: Stage, replies: Replies, tests: list) -> tuple[tuple[Diagnos
     replies: both runs' replies, as the parent read them; tests: the stage's TestResults, as it judged them."""
     plan = stage_plan(stage.id)
     wrong, right = student_answers(plan, replies, tests)
-    rights = _right_of(plan)
     if not wrong:
         return (), 0
     try:
@@ -257,10 +252,7 @@ def diagnose(stage: Stage, replies: Replies, tests: list) -> tuple[tuple[Diagnos
     candidates = []
     for known in catalogue:
         # A mistake that gives a wrong answer where the student was right is not theirs.
-        if any(
-            step_id in known.answers and not _agrees(plan, step_id, known.answers[step_id], rights, right)
-            for step_id in right
-        ):
+        if not known.wrong.isdisjoint(right):
             continue
         explained = frozenset(step_id for step_id, found in wrong.items() if known.answers.get(step_id) == found)
         if explained:

@@ -151,11 +151,12 @@ def judge_calls(
         values.get(step_id) in right for step_id, right in several
     ):
         return check_result(check, Outcome.PASSED, "")  # the common case, decided without decoding anything
-    wrong, problems, outcome, mistakes = 0, [], Outcome.PASSED, []
+    wrong, problems, outcome, mistakes, wrong_steps = 0, [], Outcome.PASSED, [], set()
     for step_id, right, one in plan.expected[check.id]:
         value = values.get(step_id)
         if value in right:
             continue  # the common case, decided without decoding anything
+        wrong_steps.add(step_id)  # right after all only when its value decodes to an accepted answer (below)
         reply = replies.reply(step_id)
         if reply is None:
             ended = hidden_unanswered if hidden_unanswered and step_id in plan.hidden_ids else unanswered
@@ -171,6 +172,7 @@ def judge_calls(
         value = decode(reply["value"])
         why = type_problem(check.function, value, one.args[0])
         if why is None and _hashable(value) in one.accept:
+            wrong_steps.discard(step_id)
             continue
         outcome, wrong = outcome.worse(Outcome.FAILED), wrong + 1
         problems.append(Problem(one, why or feedback.returned(value), wrong_value=True))
@@ -186,6 +188,7 @@ def judge_calls(
     passed = outcome == Outcome.PASSED
     result = check_result(check, outcome, feedback.call_check(check, passed, one_reason, wrong, problems))
     result.mistakes = kept_mistakes(mistakes)
+    result.wrong_steps = frozenset(wrong_steps)
     return result
 
 

@@ -9,16 +9,18 @@ report and `autograde stats`.
 import ast
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
 from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
-from autograder.grading import judge
+from autograder.grading import child, diagnosis, judge
 from autograder.grading.child import encode
-from autograder.grading.diagnosis import ONE_OF, student_answers, variant_files
+from autograder.grading.diagnosis import ONE_OF, VariantTooSlow, student_answers, variant_answers, variant_files
 from autograder.grading.plan import stage_plan
 from autograder.grading.protocol import parse_replies
 from autograder.record import Outcome
@@ -199,6 +201,53 @@ def test_the_diagnosis_reads_judging_s_verdict_on_each_board():
     assert set(wrong) == judged_wrong == changed
     assert set(right) == stage_plan(RULES).step_ids - changed
     assert result.score < STAGE_BY_ID[RULES].points and all(test.outcome != Outcome.TAMPERED for test in result.tests)
+
+
+@pytest.fixture
+def worker(monkeypatch):
+    """This process set up as a worker that computes variants' answers (its safety stop's signal handler)."""
+    monkeypatch.setattr(sys, "getrecursionlimit", sys.getrecursionlimit)  # restored after the test
+    sys.setrecursionlimit(2 * diagnosis.RECURSION_LIMIT)
+    before = signal.signal(signal.SIGALRM, diagnosis._on_alarm)
+    yield
+    signal.signal(signal.SIGALRM, before)
+
+
+def test_a_variant_s_answers_are_cut_by_a_count_of_calls_the_same_on_a_slower_machine(worker, monkeypatch):
+    """Are a known mistake's answers cut off by a number of calls of its functions, not by time, so that a machine
+    ten times slower gives the very same answers?"""
+    source = _variant(MINIMAX, "wrong_max_for_both")
+    whole = variant_answers(MINIMAX, source)
+    monkeypatch.setattr(diagnosis, "VARIANT_CALLS", 5_000)
+    cut = variant_answers(MINIMAX, source)
+    assert 0 < len(cut) < len(whole) and cut.items() <= whole.items()
+    run_step = child.run_step
+
+    def slow(*args):
+        start = time.process_time()
+        reply = run_step(*args)
+        end = start + 10 * (time.process_time() - start) + 0.0005
+        while time.process_time() < end:
+            pass
+        return reply
+
+    monkeypatch.setattr(child, "run_step", slow)
+    assert variant_answers(MINIMAX, source) == cut
+
+
+def test_a_variant_still_computing_at_the_safety_stop_is_an_error_of_the_course(worker, tmp_path, monkeypatch):
+    """Is a known mistake that never ends stopped by the wall clock and reported as the course's error, naming its
+    file, rather than left out of the catalogue on this machine alone?"""
+    looping = _variant(RULES, "wrong_missing_diagonal") + "\n\ndef winner(board):\n    while True:\n        pass\n"
+    with pytest.raises(VariantTooSlow):
+        variant_answers(RULES, looping, 0.5)
+    folder = tmp_path / RULES
+    folder.mkdir()
+    (folder / "wrong_loops.py").write_text(looping)
+    monkeypatch.setattr(diagnosis, "VARIANTS", tmp_path)
+    monkeypatch.setattr(diagnosis, "VARIANT_WALL_SECONDS", 0.5)
+    with pytest.raises(VariantTooSlow, match="wrong_loops.py was still computing after 0.5 s"):
+        diagnosis._build(STAGE_BY_ID[RULES])
 
 
 # The pages of the variant class, looked at in a real browser (headless Chromium, as tests/test_browser.py does).

@@ -32,7 +32,7 @@ from autograder.course.checks import stage_checks
 from autograder.course.stages import ROOT, STAGE_BY_ID, Stage
 from autograder.grading import child
 from autograder.grading.judging import Unanswered, judge_calls, judge_memo
-from autograder.grading.plan import CALL_SECONDS, MEMO_KINDS, Plan, stage_plan, wire_step
+from autograder.grading.plan import MEMO_KINDS, Plan, stage_plan, wire_step
 from autograder.grading.protocol import Replies, parse_replies
 from autograder.record import Diagnosis, Outcome
 
@@ -41,10 +41,17 @@ MATCH_SHARE = 0.9  # "nearly all" of the student's wrong answers
 MAX_MISTAKES = 2  # a stage is explained by at most this many known mistakes at once
 ONE_OF = " or "  # between known mistakes the student's answers cannot tell apart (their names, and their words)
 BUILD_JOBS = 2
-# CPU seconds a variant may take for all its answers: plain searches over every board of a memo stage take 10 s and
-# more, and their answers are the right ones anyway (what is wrong with them is their memo); the steps not answered
-# by then are left out of the comparison.
-VARIANT_SECONDS = 4.0
+# A variant's answers are cut off after VARIANT_CALLS calls of its own functions (every function its module defines,
+# counted as its recursion looks them up), not after some CPU seconds: a count of calls is the same on every machine,
+# fast or slow or busy, so the same course and variants give the same catalogue anywhere. Counted on the variants of
+# 2026-12-03: at most 1.7 million calls for all the answers of one (03's wrong_no_undo_in_choose, uncached), except
+# the plain searches over every board of the memo stage (04's wrong_never_looked_up and wrong_unused_memo, 10.8
+# million, 7 s here), whose answers are the right ones anyway (what is wrong with them is their memo): the steps
+# not answered within the count are left out of the comparison, everywhere alike.
+VARIANT_CALLS = 3_000_000
+# Only a safety stop, never a cut-off: a variant still computing after this much wall-clock time (a loop that calls
+# nothing, a machine far too slow) is an error of the course (VariantTooSlow), not a shorter catalogue on that machine.
+VARIANT_WALL_SECONDS = 600.0
 RECURSION_LIMIT = 3000  # the child's own limit
 
 # step id -> the answer's signature (see signature); an experiment's check (the memo's or pruning's, judged from a
@@ -105,7 +112,11 @@ def known_mistakes(stage_id: str) -> tuple[Known, ...]:
 @functools.cache
 def _known(stage_id: str) -> tuple[Known, ...]:
     stage, plan = STAGE_BY_ID[stage_id], stage_plan(stage_id)
-    catalogue = cached(f"{stage_id}-mistakes-{_digest(stage)}", lambda: _build(stage))
+    try:
+        catalogue = cached(f"{stage_id}-mistakes-{_digest(stage)}", lambda: _build(stage))
+    except VariantTooSlow as error:  # the course's own error, said once a run: this stage names no mistake
+        print(f"autograde: {error}: a course error, so no mistake of {stage_id} is named", file=sys.stderr)
+        return ()
     # Judged here, once a run, by judging itself: the answers are what is kept, the verdict is the grader's.
     return tuple(replace(known, wrong=judged_wrong(stage, plan, known.answers)) for known in catalogue)
 
@@ -117,44 +128,107 @@ def _build(stage: Stage) -> tuple[Known, ...]:
     # Spawned, not forked: the grader runs threads. Each worker sets the child's recursion limit and call timer.
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(min(BUILD_JOBS, len(files)), mp_context=context, initializer=_start_worker) as pool:
-        answers = list(pool.map(variant_answers, [stage.id] * len(files), [path.read_text() for path in files]))
+        runs = [pool.submit(variant_answers, stage.id, path.read_text(), VARIANT_WALL_SECONDS) for path in files]
+        answers = []
+        for path, run in zip(files, runs, strict=True):
+            try:
+                answers.append(run.result())
+            except VariantTooSlow as error:
+                raise VariantTooSlow(f"tests/variants/{stage.id}/{path.name} {error}") from None
     return tuple(
         Known(path.stem, _says(path.read_text()), found) for path, found in zip(files, answers, strict=True) if found
     )
 
 
+class VariantTooSlow(Exception):
+    """A variant still computing at the wall-clock safety stop: an error of the course, never a shorter catalogue."""
+
+
+class _Meter:
+    """The calls a variant's own functions may still make; past them each call raises child.CallTimeout."""
+
+    def __init__(self, calls: int):
+        self.left, self.spent = calls, False
+
+    def count(self, module: types.ModuleType, filename: str) -> None:
+        """Each function the module defines replaced by one that counts its calls (the recursion looks the name up
+        at each call, so it is counted too)."""
+        for name, value in list(vars(module).items()):
+            if isinstance(value, types.FunctionType) and value.__code__.co_filename == filename:
+                setattr(module, name, self._counted(value))
+
+    def _counted(self, function):
+        @functools.wraps(function)
+        def counted(*args, **kwargs):
+            self.left -= 1
+            if self.left < 0:
+                self.spent = True
+                raise child.CallTimeout()
+            return function(*args, **kwargs)
+
+        return counted
+
+
+_alarm = [False]  # the safety stop went off
+
+
+def _on_alarm(signum, frame) -> None:
+    _alarm[0] = True
+    raise child.CallTimeout()
+
+
 def _start_worker() -> None:
-    sys.setrecursionlimit(RECURSION_LIMIT)
+    sys.setrecursionlimit(2 * RECURSION_LIMIT)  # the child's depth: each counted call is two frames here
     signal.signal(signal.SIGPROF, child.on_timer)
+    signal.signal(signal.SIGALRM, _on_alarm)
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - a variant must not write into the grader's output
 
 
-def variant_answers(stage_id: str, source: str) -> Answers:
+def variant_answers(stage_id: str, source: str, wall_seconds: float = VARIANT_WALL_SECONDS) -> Answers:
     """A variant's answer to every step of the stage's plan, asked as the child asks them: the visible run's steps
-    in a fresh module, then the hidden run's in another; every call under the child's CPU budget for a search."""
+    in a fresh module, then the hidden run's in another, within VARIANT_CALLS calls of its functions in all.
+
+    Raises VariantTooSlow when it is still computing after wall_seconds (the worker's SIGALRM, _start_worker)."""
+    _alarm[0] = False
+    signal.setitimer(signal.ITIMER_REAL, wall_seconds)
+    try:
+        answers = _answers(stage_id, source)
+        if _alarm[0]:
+            raise child.CallTimeout()
+        return answers
+    except child.CallTimeout:
+        raise VariantTooSlow(f"was still computing after {wall_seconds:g} s of wall-clock time") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _answers(stage_id: str, source: str) -> Answers:
     from autograder.authoring.mutants.inprocess import cached_module, load
     from autograder.authoring.mutants.make import student_functions
 
     stage, plan = STAGE_BY_ID[stage_id], stage_plan(stage_id)
+    # No CPU timer of the child's (seconds 0): the meter's count decides, the same everywhere.
     runs = [
-        [(i, call, args, seconds or CALL_SECONDS) for i, call, args, seconds in map(wire_step, plan.steps) if i in ids]
+        [(*wire_step(step)[:3], 0) for step in plan.steps if step["id"] in ids]
         for ids in (plan.visible_ids, plan.hidden_ids)
     ]
     memo = bool(stage.memo)  # a memo's state carries from call to call: nothing may be cached around it
 
     def ask(cache: bool) -> tuple[Answers, list[str]]:
-        answers, changed, end = {}, [], time.process_time() + VARIANT_SECONDS
+        answers, changed, meter = {}, [], _Meter(VARIANT_CALLS)
         for run in runs:
             try:
                 module = load(stage, source)
             except Exception:  # noqa: BLE001 - a variant that does not load has no answers to compare
                 return {}, []
+            meter.count(module, stage.filename)
             if cache:
                 cached_module(module, student_functions(stage), changed)
             for step in run:
-                if time.process_time() > end:
-                    return answers, changed
-                found = signature(child.run_step(module, stage.filename, step))
+                reply = child.run_step(module, stage.filename, step)
+                if meter.spent or _alarm[0]:
+                    return answers, changed  # this step and the rest are left out
+                found = signature(reply)
                 if found is not None:
                     answers[step[0]] = found
         return answers, changed
@@ -162,7 +236,7 @@ def variant_answers(stage_id: str, source: str) -> Answers:
     answers, changed = ask(cache=not memo)
     if changed:  # the variant changes its board: its cached answers are not the plain code's
         answers, _ = ask(cache=False)
-    if plan.memo_job is not None:
+    if plan.memo_job is not None and not _alarm[0]:
         answers |= _experiment(stage, plan, source)
     return answers
 

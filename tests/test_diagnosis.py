@@ -7,6 +7,7 @@ report and `autograde stats`.
 """
 
 import ast
+import copy
 import json
 import os
 import signal
@@ -20,7 +21,15 @@ import pytest
 from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
 from autograder.grading import child, diagnosis, judge
 from autograder.grading.child import encode
-from autograder.grading.diagnosis import ONE_OF, VariantTooSlow, student_answers, variant_answers, variant_files
+from autograder.grading.diagnosis import (
+    ONE_OF,
+    VariantTooSlow,
+    diagnose,
+    known_mistakes,
+    student_answers,
+    variant_answers,
+    variant_files,
+)
 from autograder.grading.plan import stage_plan
 from autograder.grading.protocol import parse_replies
 from autograder.record import Outcome
@@ -201,6 +210,81 @@ def test_the_diagnosis_reads_judging_s_verdict_on_each_board():
     assert set(wrong) == judged_wrong == changed
     assert set(right) == stage_plan(RULES).step_ids - changed
     assert result.score < STAGE_BY_ID[RULES].points and all(test.outcome != Outcome.TAMPERED for test in result.tests)
+
+
+# Answers a hostile child may send that the protocol lets through: a huge int, floats that are not numbers, a str or a
+# bool where an int is due, lists nested as deep as an encoding goes, an object of a type of its own.
+ODD = [
+    encode(10**40),
+    encode(float("nan")),
+    encode(float("inf")),
+    encode("1"),
+    encode("0"),
+    encode(True),
+    encode([[1, [2, 3]], [], [[[]]]]),
+    encode((0, 1)),
+    encode(list(range(1000))),
+    encode("x" * 10_000),
+    "oMistake:wrong_max_for_both",
+]
+
+
+def _answering(stage_id: str, answers: dict[int, str]) -> tuple[bytes, bytes]:
+    """The visible and hidden runs of a child that gives these answers (signatures: "!" and an error's kind for
+    one it raised) and the right one everywhere else."""
+    runs = []
+    for hidden in (False, True):
+        lines = right_lines(stage_id, hidden=hidden)
+        for batch in lines[1:-1]:
+            kept = [(i, answers.get(i, value)) for i, value in zip(batch["ids"], batch["values"], strict=True)]
+            batch["ids"] = [i for i, value in kept if not value.startswith("!")]
+            batch["values"] = [value for _, value in kept if not value.startswith("!")]
+            batch["details"] = [
+                {"id": i, "ok": False, "error": value[1:], "message": "no"}
+                for i, value in kept
+                if value.startswith("!")
+            ]
+        runs.append(encoded(lines))
+    return runs[0], runs[1]
+
+
+def _graded_as(stage_id: str, answers: dict[int, str]):
+    visible, hidden = _answering(stage_id, answers)
+    return judged(STAGE_BY_ID[stage_id], visible, hidden=ran(hidden))
+
+
+def test_answers_crafted_against_the_diagnosis_show_only_what_they_are_and_touch_no_one_else():
+    """Can replies made to look like a known mistake, or odd-typed and nested ones, crash grading, be told a mistake
+    their answers do not show, or change what anyone else is told? A copy of a mistake's answers is that mistake
+    (that is all the diagnosis reads); spoilt by odd values on a third of its wrong answers it is no known mistake;
+    odd values everywhere are wrong answers like any other; the catalogue and an honest student's diagnosis stay as
+    they were."""
+    stage, plan = STAGE_BY_ID[MINIMAX], stage_plan(MINIMAX)
+    catalogue = known_mistakes(MINIMAX)
+    kept = copy.deepcopy(catalogue)
+    mimicked = next(known for known in catalogue if known.name == "wrong_max_for_both")
+    honest = _graded_as(MINIMAX, mimicked.answers)
+    told = honest.diagnosis
+    assert told and "wrong_max_for_both" in told[0].name.split(ONE_OF) and told[0].explained == told[0].wrong
+
+    wrong = sorted(mimicked.wrong)
+    spoilt = dict(mimicked.answers) | {step: ODD[n % len(ODD)] for n, step in enumerate(wrong[::3])}
+    everywhere = {step: ODD[n % len(ODD)] for n, step in enumerate(sorted(plan.step_ids))}
+    for answers in (spoilt, everywhere):
+        result = _graded_as(MINIMAX, answers)
+        assert result.score < stage.points and result.outcome != Outcome.TAMPERED
+        assert result.diagnosis == () and result.wrong_answers > 0
+    deeper = _graded_as(MINIMAX, {wrong[0]: "l" + json.dumps(["l" + json.dumps(["l[]"])])})  # past the child's depth
+    assert deeper.score == 0 and deeper.outcome == Outcome.TAMPERED and deeper.diagnosis == ()
+
+    assert known_mistakes(MINIMAX) == kept
+    visible, hidden = _answering(MINIMAX, mimicked.answers)
+    replies = judge._merged(
+        stage,
+        parse_replies(visible, plan, False, ids=plan.visible_ids),
+        parse_replies(hidden, plan, False, ids=plan.hidden_ids),
+    )
+    assert diagnose(stage, replies, honest.tests) == (told, honest.wrong_answers)
 
 
 @pytest.fixture

@@ -17,7 +17,10 @@ import sys
 import time
 
 import pytest
+from markupsafe import escape
 
+from autograder.course.board import draw_with_key
+from autograder.course.checks import stage_checks
 from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
 from autograder.grading import child, diagnosis, judge
 from autograder.grading.child import encode
@@ -32,6 +35,7 @@ from autograder.grading.diagnosis import (
 )
 from autograder.grading.plan import stage_plan
 from autograder.grading.protocol import parse_replies
+from autograder.outputs.report import HIDDEN_NOTE
 from autograder.record import Outcome
 from tests.classes import grade, perfect, write_student
 from tests.replies import encoded, judged, ran, right_bytes, right_lines
@@ -332,6 +336,31 @@ def test_a_variant_still_computing_at_the_safety_stop_is_an_error_of_the_course(
     monkeypatch.setattr(diagnosis, "VARIANT_WALL_SECONDS", 0.5)
     with pytest.raises(VariantTooSlow, match="wrong_loops.py was still computing after 0.5 s"):
         diagnosis._build(STAGE_BY_ID[RULES])
+
+
+def test_the_report_draws_each_student_s_counterexample_that_their_page_holds_back(graded):
+    """Does the class report draw, under a failed hidden test, the student's simplest board where it is wrong with
+    what came back and what was right, while their feedback page (before publishing) shows none of it?"""
+    report, page = (graded / "report.html").read_text(), (graded / "two-stages" / "feedback.html").read_text()
+    tests = json.loads((graded / "two-stages" / "results.json").read_text())["tests"]
+    found = [test for test in tests if "counterexample" in test["extra_data"]]
+    assert found and all(test["visibility"] != "visible" and test["status"] == "failed" for test in found)
+    shown = {
+        tuple(case.args[0])
+        for stage in STAGES
+        for check in stage_checks(stage.id)
+        if check.visible
+        for case in check.cases
+    }
+    for test in found:
+        example = test["extra_data"]["counterexample"]
+        board = "".join(f"<i>{square}</i>" for square in example["board"])
+        drawn = f'aria-label="board {example["board"]}">{board}</span><span><a href="two-stages/feedback.html">'
+        assert drawn + f"two-stages</a>: <code>{escape(example['call'])}</code> {escape(example['returned'])}" in report
+        assert escape(example["expected"]) in report and example["expected"].startswith("expected ")
+        assert test["output"] not in page and HIDDEN_NOTE in page and "counterexamples" not in page
+        if tuple(example["board"]) not in shown:
+            assert draw_with_key(example["board"]) not in page
 
 
 # The pages of the variant class, looked at in a real browser (headless Chromium, as tests/test_browser.py does).

@@ -15,7 +15,7 @@ from autograder.grading.feedback import Problem
 from autograder.grading.plan import AGAIN_SECONDS, PRUNE_SECONDS, Plan
 from autograder.grading.protocol import Replies, decode
 from autograder.grading.sandbox.run_result import WALL_CAP, memory_detail
-from autograder.record import Mistake, Outcome, StageResult, TestResult
+from autograder.record import Counterexample, Mistake, Outcome, StageResult, TestResult
 
 MEMO_POSITIONS = 5478
 MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,000 calls; plain minimax 549,946
@@ -44,6 +44,7 @@ PRUNE_CPU_THRESHOLD = 0.6
 MAX_MISTAKES = 12  # wrong answers kept per check for the class statistics (the feedback shows fewer)
 MISTAKES_PER_KIND = 4  # of one kind (boards won on a row, a column, a diagonal... need a few)
 SQUARE_RULES = ("empty square", "empty square or -1")  # answers that name a square of the board
+COUNTEREXAMPLE_CAP = 200  # characters of what a counterexample says came back, and of what was right
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,19 @@ def judge_calls(
     result = check_result(check, outcome, feedback.call_check(check, passed, one_reason, wrong, problems))
     result.mistakes = kept_mistakes(mistakes)
     result.wrong_steps = frozenset(wrong_steps)
+    if not check.visible and not passed and not one_reason:
+        result.counterexample = counterexample(check, feedback.simplest(problems))
     return result
+
+
+def counterexample(check: Check, problem: Problem) -> Counterexample:
+    """The board, the call, what came back and what was right, as the hidden check's output words them."""
+    one = problem.case
+    said = feedback.shorten(problem.text.removeprefix(f"{check.function} "), COUNTEREXAMPLE_CAP)  # after the call
+    right = feedback.shorten(feedback.expected(one), COUNTEREXAMPLE_CAP) if one.accept else ""
+    return Counterexample(
+        _squares(one.args[0]), feedback.shorten(feedback.call_text(check.function, one.args), 80), said, right
+    )
 
 
 def kept_mistakes(mistakes: list[Mistake]) -> tuple[Mistake, ...]:

@@ -5,8 +5,6 @@ fails, turned into "could not be graded" and written all the same."""
 import dataclasses
 from collections.abc import Callable
 
-from markupsafe import Markup
-
 from autograder.grading import sandbox
 from autograder.grading.course_step import CourseStep
 from autograder.grading.grade import failure_reason, ungraded
@@ -17,6 +15,7 @@ from autograder.outputs import write_atomically
 from autograder.outputs.folders import FEEDBACK, RESULTS, output_folders
 from autograder.outputs.gradebook import Gradebook
 from autograder.outputs.report import feedback_html, row_html
+from autograder.outputs.report.pages import DrawnRow
 from autograder.outputs.results import cleaned, json_text, to_json
 from autograder.record import GradingParameters, SubmissionResult
 
@@ -39,7 +38,7 @@ class Batch:
         self.course = course  # lateness and the final grade, applied to every result before it is written
         self.isolation, self.seconds, self.show_hidden = isolation, options.time_limit, options.show_hidden
         self.results: dict[str, SubmissionResult] = {}  # each cleaned, as its results.json was written
-        self.rows: dict[str, Markup] = {}  # student -> their row of the class report, drawn once from that result
+        self.rows: dict[str, DrawnRow] = {}  # student -> their row of the class report, drawn once from that result
         self.commits: dict[str, repositories.Commit] = {}  # --at: the commit each student was graded at
         self.files: dict[str, dict[str, str]] = {}  # the file the intake graded per stage: its time is the one read
         self.stored = self.reused = 0

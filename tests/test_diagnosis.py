@@ -363,8 +363,11 @@ def test_the_report_draws_each_student_s_counterexample_that_their_page_holds_ba
             assert draw_with_key(example["board"]) not in page
 
 
-# The pages of the variant class, looked at in a real browser (headless Chromium, as tests/test_browser.py does).
+# The pages of the variant class, looked at in a real browser (headless Chromium, as tests/test_browser.py does): on
+# a laptop, a tablet and a phone, and printed on A4 (794 CSS pixels across: 210 mm at 96 px an inch).
 WIDTHS = (1366, 768, 400)
+PRINT_WIDTH = 794
+VIEWS = [*((width, "screen") for width in WIDTHS), (PRINT_WIDTH, "print")]
 # Elements that cut off what overflows them (overflow hidden or clip) but hold more than they show.
 CLIPPED = """
 return Array.from(document.querySelectorAll('body *')).filter(e => {
@@ -398,15 +401,19 @@ return broken;
 
 
 @pytest.mark.parametrize("page", ["report.html", "two-stages/feedback.html"])
-@pytest.mark.parametrize("width", WIDTHS)
-def test_the_pages_fit_every_width_with_no_text_clipped_or_word_broken(graded, tmp_path, page, width):
+@pytest.mark.parametrize("width, media", VIEWS, ids=[f"{width}-{media}" for width, media in VIEWS])
+def test_the_pages_fit_every_width_with_no_text_clipped_or_word_broken(graded, tmp_path, page, width, media):
+    """On screens of three widths and in print, does each page fit across, with no text cut off or word broken?"""
     from tools.screenshot import browser_missing, chromium
 
     missing = browser_missing()
     if missing:
         pytest.skip(f"browser tests skipped: {missing}")
     with chromium(tmp_path / "profile", width, 800) as driver:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": media})
         driver.get((graded / page).as_uri())
+        assert driver.execute_script(f"return matchMedia('{media}').matches")
+        driver.execute_script("document.querySelectorAll('details').forEach(e => { e.open = true; })")  # all of it
         assert driver.execute_script("return window.innerWidth") == width
         assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
         assert driver.execute_script(CLIPPED) == []

@@ -13,7 +13,7 @@ from autograder.course.stages import FUNCTIONS, Stage
 from autograder.grading import feedback
 from autograder.grading.feedback import Problem
 from autograder.grading.plan import AGAIN_SECONDS, PRUNE_SECONDS, Plan
-from autograder.grading.protocol import Replies, decode
+from autograder.grading.protocol import Replies, clean, decode
 from autograder.grading.sandbox.run_result import WALL_CAP, memory_detail
 from autograder.record import Counterexample, Mistake, Outcome, StageResult, TestResult
 
@@ -196,12 +196,17 @@ def judge_calls(
 
 
 def counterexample(check: Check, problem: Problem) -> Counterexample:
-    """The board, the call, what came back and what was right, as the hidden check's output words them."""
+    """The board, the call, what came back and what was right, as the hidden check's output words them: each one
+    clean line of at most COUNTEREXAMPLE_CAP characters."""
     one = problem.case
-    said = feedback.shorten(problem.text.removeprefix(f"{check.function} "), COUNTEREXAMPLE_CAP)  # after the call
-    right = feedback.shorten(feedback.expected(one), COUNTEREXAMPLE_CAP) if one.accept else ""
+
+    def line(text: str) -> str:
+        return clean(feedback.shorten(text, COUNTEREXAMPLE_CAP), COUNTEREXAMPLE_CAP)
+
+    said = problem.text.removeprefix(f"{check.function} ")  # it follows the call
+    right = feedback.expected(one) if one.accept else ""
     return Counterexample(
-        _squares(one.args[0]), feedback.shorten(feedback.call_text(check.function, one.args), 80), said, right
+        _squares(one.args[0]), line(feedback.call_text(check.function, one.args)), line(said), line(right)
     )
 
 

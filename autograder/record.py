@@ -59,6 +59,17 @@ class Mistake:
 
 
 @dataclass(frozen=True)
+class Counterexample:
+    """A failed hidden check's simplest board where it is wrong, as its output shows it: held back from the student
+    until the grades are published, always the instructor's (the class report draws it)."""
+
+    board: str  # the board's 9 squares joined ('X', 'O', ' ')
+    call: str  # "score(board)", "winning_square(board, 'X')"
+    returned: str  # "returned 5", "raised KeyError ...", "was never answered: ...", shown short
+    expected: str  # "expected 1", "expected one of [2, 6]"
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """A known mistake that explains a wrong stage (grading/diagnosis.py): its variant's name, what it does in the
     lesson's words, and how many of the stage's wrong answers it gives too, out of how many."""
@@ -85,6 +96,10 @@ class TestResult:
     visible: bool
     output: str  # Markdown for the student, bounded and clean
     mistakes: tuple[Mistake, ...] = ()  # its wrong answers (at most MAX_MISTAKES), for the class statistics
+    counterexample: Counterexample | None = None  # a failed hidden call check's simplest wrong board
+    # The plan's steps of its cases that judging found wrong (never answered, raised, or a wrong value): the one
+    # verdict per board, read by the diagnosis in the same run; not stored (results.json holds the words).
+    wrong_steps: frozenset[int] = field(default=frozenset(), compare=False, repr=False)
 
     __test__ = False  # not a pytest test class, whatever its name
 

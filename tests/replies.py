@@ -1,11 +1,12 @@
 """Canned bytes of the child's reply channel, and judging them in this process (no sandbox, no subprocess)."""
 
+import dataclasses
 import functools
 import json
 
 from autograder.course.stages import STAGE_BY_ID
 from autograder.grading import child, feedback, judge, sandbox
-from autograder.grading.judging import MEMO_POSITIONS
+from autograder.grading.judging import COUNTEREXAMPLE_CAP, MEMO_POSITIONS
 from autograder.grading.plan import stage_plan
 from autograder.record import Outcome, StageResult
 
@@ -91,6 +92,9 @@ def assert_bounded(result: StageResult) -> None:
         test.output.encode("utf-8")
         json.dumps(test.output, ensure_ascii=False).encode("utf-8")
         assert not any(ord(c) < 32 and c != "\n" for c in test.output), test.output
+        for text in dataclasses.astuple(test.counterexample) if test.counterexample else ():
+            assert len(text) <= COUNTEREXAMPLE_CAP and not any(ord(c) < 32 for c in text), text
+            text.encode("utf-8")
 
 
 def assert_tampered(result: StageResult) -> None:

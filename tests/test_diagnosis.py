@@ -7,17 +7,38 @@ report and `autograde stats`.
 """
 
 import ast
+import copy
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
+from markupsafe import escape
 
+from autograder.course.board import draw_with_key
+from autograder.course.checks import stage_checks
 from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES
-from autograder.grading.diagnosis import ONE_OF, variant_files
+from autograder.grading import child, diagnosis, judge
+from autograder.grading.child import encode
+from autograder.grading.diagnosis import (
+    ONE_OF,
+    VariantTooSlow,
+    diagnose,
+    known_mistakes,
+    student_answers,
+    variant_answers,
+    variant_files,
+)
+from autograder.grading.plan import stage_plan
+from autograder.grading.protocol import parse_replies
+from autograder.outputs.report import HIDDEN_NOTE
+from autograder.record import Outcome
 from tests.classes import grade, perfect, write_student
+from tests.replies import encoded, judged, ran, right_bytes, right_lines
 
 VARIANTS = ROOT / "tests" / "variants"
 RULES = "01_rules"
@@ -157,8 +178,196 @@ def test_the_report_and_stats_group_the_class_by_mistake(graded):
     assert says in feedback and "def " not in feedback.split("What this looks like")[1].split("</p>")[0]
 
 
-# The pages of the variant class, looked at in a real browser (headless Chromium, as tests/test_browser.py does).
+def _hidden_run(stage_id: str, change) -> bytes:
+    """The hidden run of a perfect child, its first batch changed by change(batch)."""
+    lines = right_lines(stage_id, hidden=True)
+    change(lines[1])
+    return encoded(lines)
+
+
+def _split(stage_id: str, hidden: bytes):
+    """The stage judged with hidden as its hidden run; its tests and the diagnosis's (wrong, right)."""
+    stage, plan = STAGE_BY_ID[stage_id], stage_plan(stage_id)
+    result = judged(stage, right_bytes(stage_id), hidden=ran(hidden))
+    visible = parse_replies(right_bytes(stage_id), plan, False, ids=plan.visible_ids)
+    both = judge._merged(stage, visible, parse_replies(hidden, plan, False, ids=plan.hidden_ids))
+    return result, *student_answers(plan, both, result.tests)
+
+
+def test_the_diagnosis_reads_judging_s_verdict_on_each_board():
+    """Are a student's answers split into right and wrong by the verdict judging gave them (TestResult.wrong_steps,
+    the one that decided the grade), a wrong value, a value of the wrong type and an error alike?"""
+
+    def change(batch):
+        batch["values"][0], batch["values"][1] = encode("Q"), encode(7)
+        step_id, batch["ids"], batch["values"] = (
+            batch["ids"][2],
+            batch["ids"][:2] + batch["ids"][3:],
+            batch["values"][:2] + batch["values"][3:],
+        )
+        batch["details"].append({"id": step_id, "ok": False, "error": "ValueError", "message": "no"})
+
+    lines = right_lines(RULES, hidden=True)
+    changed = set(lines[1]["ids"][:3])
+    result, wrong, right = _split(RULES, _hidden_run(RULES, change))
+    judged_wrong = set().union(*(test.wrong_steps for test in result.tests))
+    assert set(wrong) == judged_wrong == changed
+    assert set(right) == stage_plan(RULES).step_ids - changed
+    assert result.score < STAGE_BY_ID[RULES].points and all(test.outcome != Outcome.TAMPERED for test in result.tests)
+
+
+# Answers a hostile child may send that the protocol lets through: a huge int, floats that are not numbers, a str or a
+# bool where an int is due, lists nested as deep as an encoding goes, an object of a type of its own.
+ODD = [
+    encode(10**40),
+    encode(float("nan")),
+    encode(float("inf")),
+    encode("1"),
+    encode("0"),
+    encode(True),
+    encode([[1, [2, 3]], [], [[[]]]]),
+    encode((0, 1)),
+    encode(list(range(1000))),
+    encode("x" * 10_000),
+    "oMistake:wrong_max_for_both",
+]
+
+
+def _answering(stage_id: str, answers: dict[int, str]) -> tuple[bytes, bytes]:
+    """The visible and hidden runs of a child that gives these answers (signatures: "!" and an error's kind for
+    one it raised) and the right one everywhere else."""
+    runs = []
+    for hidden in (False, True):
+        lines = right_lines(stage_id, hidden=hidden)
+        for batch in lines[1:-1]:
+            kept = [(i, answers.get(i, value)) for i, value in zip(batch["ids"], batch["values"], strict=True)]
+            batch["ids"] = [i for i, value in kept if not value.startswith("!")]
+            batch["values"] = [value for _, value in kept if not value.startswith("!")]
+            batch["details"] = [
+                {"id": i, "ok": False, "error": value[1:], "message": "no"}
+                for i, value in kept
+                if value.startswith("!")
+            ]
+        runs.append(encoded(lines))
+    return runs[0], runs[1]
+
+
+def _graded_as(stage_id: str, answers: dict[int, str]):
+    visible, hidden = _answering(stage_id, answers)
+    return judged(STAGE_BY_ID[stage_id], visible, hidden=ran(hidden))
+
+
+def test_answers_crafted_against_the_diagnosis_show_only_what_they_are_and_touch_no_one_else():
+    """Can replies made to look like a known mistake, or odd-typed and nested ones, crash grading, be told a mistake
+    their answers do not show, or change what anyone else is told? A copy of a mistake's answers is that mistake
+    (that is all the diagnosis reads); spoilt by odd values on a third of its wrong answers it is no known mistake;
+    odd values everywhere are wrong answers like any other; the catalogue and an honest student's diagnosis stay as
+    they were."""
+    stage, plan = STAGE_BY_ID[MINIMAX], stage_plan(MINIMAX)
+    catalogue = known_mistakes(MINIMAX)
+    kept = copy.deepcopy(catalogue)
+    mimicked = next(known for known in catalogue if known.name == "wrong_max_for_both")
+    honest = _graded_as(MINIMAX, mimicked.answers)
+    told = honest.diagnosis
+    assert told and "wrong_max_for_both" in told[0].name.split(ONE_OF) and told[0].explained == told[0].wrong
+
+    wrong = sorted(mimicked.wrong)
+    spoilt = dict(mimicked.answers) | {step: ODD[n % len(ODD)] for n, step in enumerate(wrong[::3])}
+    everywhere = {step: ODD[n % len(ODD)] for n, step in enumerate(sorted(plan.step_ids))}
+    for answers in (spoilt, everywhere):
+        result = _graded_as(MINIMAX, answers)
+        assert result.score < stage.points and result.outcome != Outcome.TAMPERED
+        assert result.diagnosis == () and result.wrong_answers > 0
+    deeper = _graded_as(MINIMAX, {wrong[0]: "l" + json.dumps(["l" + json.dumps(["l[]"])])})  # past the child's depth
+    assert deeper.score == 0 and deeper.outcome == Outcome.TAMPERED and deeper.diagnosis == ()
+
+    assert known_mistakes(MINIMAX) == kept
+    visible, hidden = _answering(MINIMAX, mimicked.answers)
+    replies = judge._merged(
+        stage,
+        parse_replies(visible, plan, False, ids=plan.visible_ids),
+        parse_replies(hidden, plan, False, ids=plan.hidden_ids),
+    )
+    assert diagnose(stage, replies, honest.tests) == (told, honest.wrong_answers)
+
+
+@pytest.fixture
+def worker(monkeypatch):
+    """This process set up as a worker that computes variants' answers (its safety stop's signal handler)."""
+    monkeypatch.setattr(sys, "getrecursionlimit", sys.getrecursionlimit)  # restored after the test
+    sys.setrecursionlimit(2 * diagnosis.RECURSION_LIMIT)
+    before = signal.signal(signal.SIGALRM, diagnosis._on_alarm)
+    yield
+    signal.signal(signal.SIGALRM, before)
+
+
+def test_a_variant_s_answers_are_cut_by_a_count_of_calls_the_same_on_a_slower_machine(worker, monkeypatch):
+    """Are a known mistake's answers cut off by a number of calls of its functions, not by time, so that a machine
+    ten times slower gives the very same answers?"""
+    source = _variant(MINIMAX, "wrong_max_for_both")
+    whole = variant_answers(MINIMAX, source)
+    monkeypatch.setattr(diagnosis, "VARIANT_CALLS", 5_000)
+    cut = variant_answers(MINIMAX, source)
+    assert 0 < len(cut) < len(whole) and cut.items() <= whole.items()
+    run_step = child.run_step
+
+    def slow(*args):
+        start = time.process_time()
+        reply = run_step(*args)
+        end = start + 10 * (time.process_time() - start) + 0.0005
+        while time.process_time() < end:
+            pass
+        return reply
+
+    monkeypatch.setattr(child, "run_step", slow)
+    assert variant_answers(MINIMAX, source) == cut
+
+
+def test_a_variant_still_computing_at_the_safety_stop_is_an_error_of_the_course(worker, tmp_path, monkeypatch):
+    """Is a known mistake that never ends stopped by the wall clock and reported as the course's error, naming its
+    file, rather than left out of the catalogue on this machine alone?"""
+    looping = _variant(RULES, "wrong_missing_diagonal") + "\n\ndef winner(board):\n    while True:\n        pass\n"
+    with pytest.raises(VariantTooSlow):
+        variant_answers(RULES, looping, 0.5)
+    folder = tmp_path / RULES
+    folder.mkdir()
+    (folder / "wrong_loops.py").write_text(looping)
+    monkeypatch.setattr(diagnosis, "VARIANTS", tmp_path)
+    monkeypatch.setattr(diagnosis, "VARIANT_WALL_SECONDS", 0.5)
+    with pytest.raises(VariantTooSlow, match="wrong_loops.py was still computing after 0.5 s"):
+        diagnosis._build(STAGE_BY_ID[RULES])
+
+
+def test_the_report_draws_each_student_s_counterexample_that_their_page_holds_back(graded):
+    """Does the class report draw, under a failed hidden test, the student's simplest board where it is wrong with
+    what came back and what was right, while their feedback page (before publishing) shows none of it?"""
+    report, page = (graded / "report.html").read_text(), (graded / "two-stages" / "feedback.html").read_text()
+    tests = json.loads((graded / "two-stages" / "results.json").read_text())["tests"]
+    found = [test for test in tests if "counterexample" in test["extra_data"]]
+    assert found and all(test["visibility"] != "visible" and test["status"] == "failed" for test in found)
+    shown = {
+        tuple(case.args[0])
+        for stage in STAGES
+        for check in stage_checks(stage.id)
+        if check.visible
+        for case in check.cases
+    }
+    for test in found:
+        example = test["extra_data"]["counterexample"]
+        board = "".join(f"<i>{square}</i>" for square in example["board"])
+        drawn = f'aria-label="board {example["board"]}">{board}</span><span><a href="two-stages/feedback.html">'
+        assert drawn + f"two-stages</a>: <code>{escape(example['call'])}</code> {escape(example['returned'])}" in report
+        assert escape(example["expected"]) in report and example["expected"].startswith("expected ")
+        assert test["output"] not in page and HIDDEN_NOTE in page and "counterexamples" not in page
+        if tuple(example["board"]) not in shown:
+            assert draw_with_key(example["board"]) not in page
+
+
+# The pages of the variant class, looked at in a real browser (headless Chromium, as tests/test_browser.py does): on
+# a laptop, a tablet and a phone, and printed on A4 (794 CSS pixels across: 210 mm at 96 px an inch).
 WIDTHS = (1366, 768, 400)
+PRINT_WIDTH = 794
+VIEWS = [*((width, "screen") for width in WIDTHS), (PRINT_WIDTH, "print")]
 # Elements that cut off what overflows them (overflow hidden or clip) but hold more than they show.
 CLIPPED = """
 return Array.from(document.querySelectorAll('body *')).filter(e => {
@@ -192,15 +401,26 @@ return broken;
 
 
 @pytest.mark.parametrize("page", ["report.html", "two-stages/feedback.html"])
-@pytest.mark.parametrize("width", WIDTHS)
-def test_the_pages_fit_every_width_with_no_text_clipped_or_word_broken(graded, tmp_path, page, width):
+@pytest.mark.parametrize("width, media", VIEWS, ids=[f"{width}-{media}" for width, media in VIEWS])
+def test_the_pages_fit_every_width_with_no_text_clipped_or_word_broken(graded, tmp_path, page, width, media):
+    """On screens of three widths and in print, does each page fit across, with no text cut off or word broken?"""
     from tools.screenshot import browser_missing, chromium
 
     missing = browser_missing()
     if missing:
         pytest.skip(f"browser tests skipped: {missing}")
     with chromium(tmp_path / "profile", width, 800) as driver:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": media})
         driver.get((graded / page).as_uri())
+        assert driver.execute_script(f"return matchMedia('{media}').matches")
+        if media == "print":  # the report prints whole: its closed counterexamples too (report.css)
+            held = "details.counterexamples > :not(summary)"
+            shown = driver.execute_script(
+                f"return Array.from(document.querySelectorAll('{held}'), e => e.checkVisibility())"
+            )
+            assert all(shown) and (shown or page != "report.html")
+        else:  # on a screen, everything a details holds is looked at opened
+            driver.execute_script("document.querySelectorAll('details').forEach(e => { e.open = true; })")
         assert driver.execute_script("return window.innerWidth") == width
         assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
         assert driver.execute_script(CLIPPED) == []

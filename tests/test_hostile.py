@@ -329,12 +329,14 @@ def encoded_hidden_boards() -> dict[str, str]:
 
 
 def shown_before_publication(results: dict) -> str:
-    """Everything of a results.json a student reads before the grades are published, as one text."""
+    """Everything of a results.json a student reads before the grades are published, as one text: a hidden test's
+    output, wrong answers and counterexample are held back (autograde publish drops them)."""
     kept = json.loads(json.dumps(results))
     for test in kept["tests"]:
         if test["visibility"] != "visible":
             test["output"] = ""
             test["extra_data"].pop("mistakes", None)
+            test["extra_data"].pop("counterexample", None)
     return json.dumps(kept, ensure_ascii=False)
 
 

@@ -444,6 +444,24 @@ def test_a_hidden_check_shows_its_smallest_counterexample_with_the_right_answer(
     assert f"expected {answers[0]!r}" in shown if len(answers) == 1 else f"expected one of {answers!r}" in shown
 
 
+def test_a_failed_hidden_check_keeps_its_counterexample_bounded_for_the_report():
+    """Does a failed hidden check keep its simplest board, call, what came back and what was right for the class
+    report, each one clean short line however long and odd the message its code raised?"""
+    lines = right_lines(RULES.id, hidden=True)
+    batch = lines[1]
+    step_id, batch["ids"], batch["values"] = batch["ids"][0], batch["ids"][1:], batch["values"][1:]
+    batch["details"] = [{"id": step_id, "ok": False, "error": "ValueError", "message": UNSAFE * 50}]
+    result = judged(RULES, right_bytes(RULES.id), hidden=ran(encoded(lines)))
+    failed = [test for test in result.tests if not test.visible and test.outcome != Outcome.PASSED and test.points]
+    assert failed and all(test.counterexample is not None for test in failed)
+    assert all(test.counterexample is None for test in result.tests if test.visible or test.outcome == Outcome.PASSED)
+    step = stage_plan(RULES.id).step_by_id[step_id]
+    example = failed[0].counterexample
+    assert example.board == step["args"][0] and example.call == f"{step['call']}(board)"
+    assert example.returned.startswith("raised ValueError") and example.expected.startswith("expected ")
+    assert_bounded(result)
+
+
 def test_a_function_not_written_yet_is_one_line():
     """When every case raised NotImplementedError, is the feedback one sentence (and the hint), with no board?"""
     winner = {step["id"] for step in stage_plan(RULES.id).steps if step["call"] == "winner"}

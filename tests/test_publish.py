@@ -50,7 +50,10 @@ def boards_in_folder(folder: Path) -> set[tuple[str, ...]]:
 
 
 def test_a_published_folder_shows_no_hidden_board(graded, tmp_path):
-    """Do the feedback page and results.json handed back hold no board of a hidden test, nor its outputs?"""
+    """Do the feedback page and results.json handed back hold no board of a hidden test, nor its outputs, nor the
+    counterexample the class report draws?"""
+    kept = json.loads((graded / "grace" / "results.json").read_text())["tests"]
+    assert any("counterexample" in test["extra_data"] for test in kept)  # in OUT, the instructor's
     dest = tmp_path / "dest"
     assert publish.main([str(graded), str(dest)]) == 0
     assert sorted(path.name for path in dest.iterdir()) == STUDENTS
@@ -64,6 +67,7 @@ def test_a_published_folder_shows_no_hidden_board(graded, tmp_path):
             if test["visibility"] != "visible":
                 assert test["output"] in ("", HIDDEN_NOTE), test["name"]
                 assert test["extra_data"]["outcome"] in ("passed", "failed")
+                assert "counterexample" not in test["extra_data"] and "mistakes" not in test["extra_data"]
     grace = (dest / "grace" / "feedback.html").read_text()
     assert HIDDEN_NOTE in grace and "winner on every reachable board won on one of the diagonals" in grace
     # The visible tests' details stay: grace still sees the boards of the examples she got wrong.

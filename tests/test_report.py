@@ -32,6 +32,7 @@ from autograder.course.stages import CORE_STAGES, STAGES, TOTAL_POINTS
 from autograder.grading import judge, sandbox
 from autograder.grading.judging import fail_all
 from autograder.grading.ungraded import ungraded_result
+from autograder.outputs.folders import output_folders
 from autograder.outputs.gradesheet import points
 from autograder.outputs.report import (
     HIDDEN_NOTE,
@@ -40,6 +41,7 @@ from autograder.outputs.report import (
     markdown,
     pass_rates,
     report_html,
+    row_html,
     write_pages,
 )
 from autograder.outputs.results import from_json, submission_result
@@ -433,8 +435,9 @@ def test_the_pages_need_no_browser_library():
 
 
 def test_stages_nobody_was_assigned_or_worked_on_have_no_column(tmp_path):
-    """The bonus off and no bonus stage handed in: the students table has no bonus column, headers or cells (the
-    rows are drawn before the class is known, so their cells are hidden by the stage's class)."""
+    """The bonus off and no bonus stage handed in: the students table has no bonus column, no header and no cell
+    (none in the rows drawn as the students were graded either, before the class was known), nothing hidden by a
+    style; with the bonus apart and handed in by one student, every bonus column is back."""
     results = {}
     for n, name in enumerate(("ada", "grace")):
         result = fake_result(name, n)
@@ -443,20 +446,20 @@ def test_stages_nobody_was_assigned_or_worked_on_have_no_column(tmp_path):
                 result.stages[stage.id] = fail_all(stage, Outcome.MISSING, "not submitted")
         result.final = final_grade(result, CourseSettings(CORE_IDS, "off"))
         results[name] = result
-    page = report_html(results)
-    table = pages.section(page, "students")
-    headers = re.findall(r"<th[^>]*>(.*?)</th>", table, re.DOTALL)
     bonus = [stage for stage in STAGES if stage.bonus]
-    assert len(headers) == 1 + len(CORE_STAGES) + 1, headers  # student, the core stages, the grade
-    assert not any(stage.module.split("_")[0] in header for stage in bonus for header in headers)
-    style = page.split("<style>", 1)[1].split("</style>", 1)[0]
-    hidden = re.search(r"([^}]*)\{ display: none; \}", style.rsplit("}", 2)[-2] + "}").group(1)
-    assert {f".students .s-{stage.id}" for stage in bonus} | {".students .bonus-total"} == {
-        rule.strip() for rule in hidden.split(",")
-    }
-    assert all(f'class="num s-{stage.id} ' in table for stage in CORE_STAGES)  # the core cells stay shown
-    # With the bonus apart and handed in by one student, every bonus column is back.
+    drawn = {name: row_html(name, result, output_folders(results)) for name, result in results.items()}
+    for page in (report_html(results), report_html(results, rows=drawn)):
+        table = pages.section(page, "students")
+        headers = re.findall(r"<th[^>]*>(.*?)</th>", table, re.DOTALL)
+        assert len(headers) == 1 + len(CORE_STAGES) + 1, headers  # student, the core stages, the grade
+        assert not any(stage.module.split("_")[0] in header for stage in bonus for header in headers)
+        rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[1], re.DOTALL)
+        assert len(rows) == 2 and all(row.count("<td") == len(headers) for row in rows), rows
+        assert not any(f"s-{stage.id}" in table for stage in bonus) and "bonus-total" not in table
+        assert ".students .s-" not in page.split("</style>", 1)[0]  # no cell is hidden by a style
+        assert all(f'class="num s-{stage.id} ' in table for stage in CORE_STAGES)  # the core cells stay
     kept = fake_result("linus", 3)
     kept.final = final_grade(kept, CourseSettings(CORE_IDS, "apart"))
-    shown = report_html({**results, "linus": kept})
-    assert ".students .s-" not in shown.split("</style>", 1)[0] and "bonus<br>" in pages.section(shown, "students")
+    shown = pages.section(report_html({**results, "linus": kept}, rows=drawn), "students")
+    assert "bonus<br>" in shown and all(shown.count(f'class="num s-{stage.id} ') == 3 for stage in bonus)
+    assert shown.count("bonus-total") == 3

@@ -4,8 +4,7 @@ fails, turned into "could not be graded" and written all the same."""
 
 import dataclasses
 from collections.abc import Callable
-
-from markupsafe import Markup
+from typing import TYPE_CHECKING
 
 from autograder.grading import sandbox
 from autograder.grading.course_step import CourseStep
@@ -18,6 +17,9 @@ from autograder.outputs.folders import FEEDBACK, RESULTS, output_folders
 from autograder.outputs.gradebook import Gradebook
 from autograder.outputs.results import cleaned, json_text, to_json
 from autograder.record import GradingParameters, SubmissionResult
+
+if TYPE_CHECKING:  # the pages' modules are imported when the first row is drawn
+    from autograder.outputs.report.pages import DrawnRow
 
 
 class Batch:
@@ -38,7 +40,7 @@ class Batch:
         self.course = course  # lateness and the final grade, applied to every result before it is written
         self.isolation, self.seconds, self.show_hidden = isolation, options.time_limit, options.show_hidden
         self.results: dict[str, SubmissionResult] = {}  # each cleaned, as its results.json was written
-        self.rows: dict[str, Markup] = {}  # student -> their row of the class report, drawn once from that result
+        self.rows: dict[str, DrawnRow] = {}  # student -> their row of the class report, drawn once from that result
         self.commits: dict[str, repositories.Commit] = {}  # --at: the commit each student was graded at
         self.files: dict[str, dict[str, str]] = {}  # the file the intake graded per stage: its time is the one read
         self.stored = self.reused = 0

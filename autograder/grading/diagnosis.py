@@ -7,7 +7,9 @@ code, run as the child would run it (a fresh module per run, the visible steps t
 child.run_step) in a spawned worker process, and kept between runs (course/cache.py) under the suite's hash and
 the variants' own digest.
 
-The student's side is what the parent already read and judged from the sandboxed children: each step's answer.
+The student's side is what the parent already read and judged from the sandboxed children: each step's answer
+and judging's verdict on it (TestResult.wrong_steps); a known mistake's answers get their verdict from the same
+judge_calls (judged_wrong), so right and wrong are decided in one place.
 A mistake matches when it gives the very answer the student gave on nearly all of their wrong answers
 (MATCH_SHARE) and never a wrong answer where the student was right; two mistakes together may cover a stage
 (two functions of one stage, or two slips in one). Anything else stays "not a known mistake".
@@ -23,14 +25,15 @@ import threading
 import time
 import types
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autograder.course.cache import cached
+from autograder.course.checks import stage_checks
 from autograder.course.stages import ROOT, STAGE_BY_ID, Stage
 from autograder.grading import child
-from autograder.grading.judging import _hashable, type_problem
-from autograder.grading.plan import CALL_SECONDS, Plan, stage_plan, wire_step
-from autograder.grading.protocol import Replies, decode
+from autograder.grading.judging import Unanswered, judge_calls, judge_memo
+from autograder.grading.plan import MEMO_KINDS, Plan, stage_plan, wire_step
+from autograder.grading.protocol import Replies, parse_replies
 from autograder.record import Diagnosis, Outcome
 
 VARIANTS = ROOT / "tests" / "variants"
@@ -38,10 +41,17 @@ MATCH_SHARE = 0.9  # "nearly all" of the student's wrong answers
 MAX_MISTAKES = 2  # a stage is explained by at most this many known mistakes at once
 ONE_OF = " or "  # between known mistakes the student's answers cannot tell apart (their names, and their words)
 BUILD_JOBS = 2
-# CPU seconds a variant may take for all its answers: plain searches over every board of a memo stage take 10 s and
-# more, and their answers are the right ones anyway (what is wrong with them is their memo); the steps not answered
-# by then are left out of the comparison.
-VARIANT_SECONDS = 4.0
+# A variant's answers are cut off after VARIANT_CALLS calls of its own functions (every function its module defines,
+# counted as its recursion looks them up), not after some CPU seconds: a count of calls is the same on every machine,
+# fast or slow or busy, so the same course and variants give the same catalogue anywhere. Counted on the variants of
+# 2026-12-03: at most 1.7 million calls for all the answers of one (03's wrong_no_undo_in_choose, uncached), except
+# the plain searches over every board of the memo stage (04's wrong_never_looked_up and wrong_unused_memo, 10.8
+# million, 7 s here), whose answers are the right ones anyway (what is wrong with them is their memo): the steps
+# not answered within the count are left out of the comparison, everywhere alike.
+VARIANT_CALLS = 3_000_000
+# Only a safety stop, never a cut-off: a variant still computing after this much wall-clock time (a loop that calls
+# nothing, a machine far too slow) is an error of the course (VariantTooSlow), not a shorter catalogue on that machine.
+VARIANT_WALL_SECONDS = 600.0
 RECURSION_LIMIT = 3000  # the child's own limit
 
 # step id -> the answer's signature (see signature); an experiment's check (the memo's or pruning's, judged from a
@@ -56,6 +66,7 @@ class Known:
     name: str
     says: str
     answers: Answers
+    wrong: frozenset = frozenset()  # the steps and checks where its answer is wrong (judged_wrong)
 
 
 def signature(reply: dict | tuple | None) -> str | None:
@@ -100,8 +111,14 @@ def known_mistakes(stage_id: str) -> tuple[Known, ...]:
 
 @functools.cache
 def _known(stage_id: str) -> tuple[Known, ...]:
-    stage = STAGE_BY_ID[stage_id]
-    return cached(f"{stage_id}-mistakes-{_digest(stage)}", lambda: _build(stage))
+    stage, plan = STAGE_BY_ID[stage_id], stage_plan(stage_id)
+    try:
+        catalogue = cached(f"{stage_id}-mistakes-{_digest(stage)}", lambda: _build(stage))
+    except VariantTooSlow as error:  # the course's own error, said once a run: this stage names no mistake
+        print(f"autograde: {error}: a course error, so no mistake of {stage_id} is named", file=sys.stderr)
+        return ()
+    # Judged here, once a run, by judging itself: the answers are what is kept, the verdict is the grader's.
+    return tuple(replace(known, wrong=judged_wrong(stage, plan, known.answers)) for known in catalogue)
 
 
 def _build(stage: Stage) -> tuple[Known, ...]:
@@ -111,44 +128,107 @@ def _build(stage: Stage) -> tuple[Known, ...]:
     # Spawned, not forked: the grader runs threads. Each worker sets the child's recursion limit and call timer.
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(min(BUILD_JOBS, len(files)), mp_context=context, initializer=_start_worker) as pool:
-        answers = list(pool.map(variant_answers, [stage.id] * len(files), [path.read_text() for path in files]))
+        runs = [pool.submit(variant_answers, stage.id, path.read_text(), VARIANT_WALL_SECONDS) for path in files]
+        answers = []
+        for path, run in zip(files, runs, strict=True):
+            try:
+                answers.append(run.result())
+            except VariantTooSlow as error:
+                raise VariantTooSlow(f"tests/variants/{stage.id}/{path.name} {error}") from None
     return tuple(
         Known(path.stem, _says(path.read_text()), found) for path, found in zip(files, answers, strict=True) if found
     )
 
 
+class VariantTooSlow(Exception):
+    """A variant still computing at the wall-clock safety stop: an error of the course, never a shorter catalogue."""
+
+
+class _Meter:
+    """The calls a variant's own functions may still make; past them each call raises child.CallTimeout."""
+
+    def __init__(self, calls: int):
+        self.left, self.spent = calls, False
+
+    def count(self, module: types.ModuleType, filename: str) -> None:
+        """Each function the module defines replaced by one that counts its calls (the recursion looks the name up
+        at each call, so it is counted too)."""
+        for name, value in list(vars(module).items()):
+            if isinstance(value, types.FunctionType) and value.__code__.co_filename == filename:
+                setattr(module, name, self._counted(value))
+
+    def _counted(self, function):
+        @functools.wraps(function)
+        def counted(*args, **kwargs):
+            self.left -= 1
+            if self.left < 0:
+                self.spent = True
+                raise child.CallTimeout()
+            return function(*args, **kwargs)
+
+        return counted
+
+
+_alarm = [False]  # the safety stop went off
+
+
+def _on_alarm(signum, frame) -> None:
+    _alarm[0] = True
+    raise child.CallTimeout()
+
+
 def _start_worker() -> None:
-    sys.setrecursionlimit(RECURSION_LIMIT)
+    sys.setrecursionlimit(2 * RECURSION_LIMIT)  # the child's depth: each counted call is two frames here
     signal.signal(signal.SIGPROF, child.on_timer)
+    signal.signal(signal.SIGALRM, _on_alarm)
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - a variant must not write into the grader's output
 
 
-def variant_answers(stage_id: str, source: str) -> Answers:
+def variant_answers(stage_id: str, source: str, wall_seconds: float = VARIANT_WALL_SECONDS) -> Answers:
     """A variant's answer to every step of the stage's plan, asked as the child asks them: the visible run's steps
-    in a fresh module, then the hidden run's in another; every call under the child's CPU budget for a search."""
+    in a fresh module, then the hidden run's in another, within VARIANT_CALLS calls of its functions in all.
+
+    Raises VariantTooSlow when it is still computing after wall_seconds (the worker's SIGALRM, _start_worker)."""
+    _alarm[0] = False
+    signal.setitimer(signal.ITIMER_REAL, wall_seconds)
+    try:
+        answers = _answers(stage_id, source)
+        if _alarm[0]:
+            raise child.CallTimeout()
+        return answers
+    except child.CallTimeout:
+        raise VariantTooSlow(f"was still computing after {wall_seconds:g} s of wall-clock time") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _answers(stage_id: str, source: str) -> Answers:
     from autograder.authoring.mutants.inprocess import cached_module, load
     from autograder.authoring.mutants.make import student_functions
 
     stage, plan = STAGE_BY_ID[stage_id], stage_plan(stage_id)
+    # No CPU timer of the child's (seconds 0): the meter's count decides, the same everywhere.
     runs = [
-        [(i, call, args, seconds or CALL_SECONDS) for i, call, args, seconds in map(wire_step, plan.steps) if i in ids]
+        [(*wire_step(step)[:3], 0) for step in plan.steps if step["id"] in ids]
         for ids in (plan.visible_ids, plan.hidden_ids)
     ]
     memo = bool(stage.memo)  # a memo's state carries from call to call: nothing may be cached around it
 
     def ask(cache: bool) -> tuple[Answers, list[str]]:
-        answers, changed, end = {}, [], time.process_time() + VARIANT_SECONDS
+        answers, changed, meter = {}, [], _Meter(VARIANT_CALLS)
         for run in runs:
             try:
                 module = load(stage, source)
             except Exception:  # noqa: BLE001 - a variant that does not load has no answers to compare
                 return {}, []
+            meter.count(module, stage.filename)
             if cache:
                 cached_module(module, student_functions(stage), changed)
             for step in run:
-                if time.process_time() > end:
-                    return answers, changed
-                found = signature(child.run_step(module, stage.filename, step))
+                reply = child.run_step(module, stage.filename, step)
+                if meter.spent or _alarm[0]:
+                    return answers, changed  # this step and the rest are left out
+                found = signature(reply)
                 if found is not None:
                     answers[step[0]] = found
         return answers, changed
@@ -156,7 +236,7 @@ def variant_answers(stage_id: str, source: str) -> Answers:
     answers, changed = ask(cache=not memo)
     if changed:  # the variant changes its board: its cached answers are not the plain code's
         answers, _ = ask(cache=False)
-    if plan.memo_job is not None:
+    if plan.memo_job is not None and not _alarm[0]:
         answers |= _experiment(stage, plan, source)
     return answers
 
@@ -170,11 +250,6 @@ def _experiment(stage: Stage, plan: Plan, source: str) -> Answers:
     import tempfile
 
     from autograder.authoring.mutants.inprocess import load
-    from autograder.course.checks import stage_checks
-    from autograder.grading.judging import Unanswered, judge_memo
-    from autograder.grading.plan import MEMO_KINDS
-    from autograder.grading.protocol import parse_replies
-    from autograder.record import Outcome
 
     try:
         module = load(stage, source)
@@ -202,43 +277,38 @@ def _experiment(stage: Stage, plan: Plan, source: str) -> Answers:
 
 
 def student_answers(plan: Plan, replies: Replies, tests: list) -> tuple[Answers, Answers]:
-    """(wrong, right): the student's answered steps, split by the oracle's verdict, each with its signature; and
-    the checks of the experiment (tests: the stage's judged TestResults), passed or failed."""
+    """(wrong, right): the student's answered steps, split by judging's verdict (TestResult.wrong_steps), each with
+    its signature; and the checks of the experiment (tests: the stage's judged TestResults), passed or failed."""
     wrong, right = {}, {}
     for test in tests:
-        if test.check in plan.expected or test.outcome not in (Outcome.PASSED, Outcome.FAILED):
-            continue  # a call check (its steps follow), or an advisory or a stopped experiment
-        if test.points:
-            (right if test.outcome == Outcome.PASSED else wrong)[test.check] = str(test.outcome)
-    for cases in plan.expected.values():
-        for step_id, forms, one in cases:
+        if test.check not in plan.expected:
+            if test.points and test.outcome in (Outcome.PASSED, Outcome.FAILED):  # not an advisory, not stopped
+                (right if test.outcome == Outcome.PASSED else wrong)[test.check] = str(test.outcome)
+            continue
+        for step_id, _, _ in plan.expected[test.check]:
             found = signature(replies.reply(step_id))
             if found is None or step_id in wrong or step_id in right:
-                continue
-            (right if _is_right(plan, step_id, found, forms, one) else wrong)[step_id] = found
+                continue  # unanswered, or a board two checks share, judged alike
+            (wrong if step_id in test.wrong_steps else right)[step_id] = found
     return wrong, right
 
 
-def _is_right(plan: Plan, step_id: int, found: str, forms, one) -> bool:
-    if found in forms:
-        return True
-    if found.startswith("!"):
-        return False
-    value = decode(found)
-    function = plan.step_by_id[step_id]["call"]
-    return type_problem(function, value, one.args[0]) is None and _hashable(value) in one.accept
-
-
-def _agrees(plan: Plan, step_id, found: str, rights: dict, right: Answers) -> bool:
-    """The known mistake's answer is right too where the student's was."""
-    if step_id not in rights:  # a check of the experiment
-        return found == right[step_id]
-    return _is_right(plan, step_id, found, *rights[step_id])
-
-
-def _right_of(plan: Plan) -> dict:
-    """step id -> (the encodings of its right answers, its case), for the stage's plan."""
-    return {step_id: (forms, one) for cases in plan.expected.values() for step_id, forms, one in cases}
+def judged_wrong(stage: Stage, plan: Plan, answers: Answers) -> frozenset:
+    """The steps and checks where answers (a known mistake's) are wrong, as judging judges a student's."""
+    replies = Replies({"import": "ok"}, done=True)
+    for step_id, found in answers.items():
+        if isinstance(step_id, str):
+            continue  # a check of the experiment: its verdict is its answer
+        if found.startswith("!"):
+            replies.details[step_id] = {"id": step_id, "ok": False, "error": found[1:], "message": ""}
+        else:
+            replies.values[step_id] = found
+    never = Unanswered(Outcome.CRASHED, "")
+    wrong = {check_id for check_id, found in answers.items() if isinstance(check_id, str) and found != Outcome.PASSED}
+    for check in stage_checks(stage.id):
+        if check.id in plan.expected:
+            wrong |= judge_calls(check, plan, replies, never).wrong_steps & answers.keys()
+    return frozenset(wrong)
 
 
 def diagnose(stage: Stage, replies: Replies, tests: list) -> tuple[tuple[Diagnosis, ...], int]:
@@ -247,7 +317,6 @@ def diagnose(stage: Stage, replies: Replies, tests: list) -> tuple[tuple[Diagnos
     replies: both runs' replies, as the parent read them; tests: the stage's TestResults, as it judged them."""
     plan = stage_plan(stage.id)
     wrong, right = student_answers(plan, replies, tests)
-    rights = _right_of(plan)
     if not wrong:
         return (), 0
     try:
@@ -257,10 +326,7 @@ def diagnose(stage: Stage, replies: Replies, tests: list) -> tuple[tuple[Diagnos
     candidates = []
     for known in catalogue:
         # A mistake that gives a wrong answer where the student was right is not theirs.
-        if any(
-            step_id in known.answers and not _agrees(plan, step_id, known.answers[step_id], rights, right)
-            for step_id in right
-        ):
+        if not known.wrong.isdisjoint(right):
             continue
         explained = frozenset(step_id for step_id, found in wrong.items() if known.answers.get(step_id) == found)
         if explained:

@@ -212,10 +212,7 @@ def call_check(check: Check, passed: bool, one_reason: bool, wrong: int, problem
     if one_reason:
         return with_hint(problems[0].text + ".", check).strip()
     lines = [summary(check, wrong)]
-    if check.visible:
-        shown = problems[:SHOWN_FAILURES]
-    else:
-        shown = [min(problems, key=lambda problem: marks(problem.case.args[0]))]  # min keeps the first of a tie
+    shown = problems[:SHOWN_FAILURES] if check.visible else [simplest(problems)]
     for problem in shown:
         one = problem.case
         drawing = draw_with_key(one.args[0])
@@ -223,10 +220,19 @@ def call_check(check: Check, passed: bool, one_reason: bool, wrong: int, problem
         lines.append(f"{where} ({call_text(check.function, one.args)}):\n\n```\n{drawing}\n```\n")
         lines.append(f"your function {problem.text}" if problem.text.startswith("returned") else problem.text)
         if (check.visible and problem.wrong_value) or (not check.visible and one.accept):
-            answers = sorted(one.accept, key=repr)
-            lines.append(f"expected {answers[0]!r}" if len(answers) == 1 else f"expected one of {answers!r}")
+            lines.append(expected(one))
         lines.append("")
     return with_hint("\n".join(lines), check).strip()
+
+
+def simplest(problems: list[Problem]) -> Problem:
+    """A hidden check's counterexample: the board with fewest marks, the first of them in the check's order."""
+    return min(problems, key=lambda problem: marks(problem.case.args[0]))  # min keeps the first of a tie
+
+
+def expected(one: Case) -> str:
+    answers = sorted(one.accept, key=repr)
+    return f"expected {answers[0]!r}" if len(answers) == 1 else f"expected one of {answers!r}"
 
 
 def marks(board) -> int:

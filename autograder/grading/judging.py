@@ -13,9 +13,9 @@ from autograder.course.stages import FUNCTIONS, Stage
 from autograder.grading import feedback
 from autograder.grading.feedback import Problem
 from autograder.grading.plan import AGAIN_SECONDS, PRUNE_SECONDS, Plan
-from autograder.grading.protocol import Replies, decode
+from autograder.grading.protocol import Replies, clean, decode
 from autograder.grading.sandbox.run_result import WALL_CAP, memory_detail
-from autograder.record import Mistake, Outcome, StageResult, TestResult
+from autograder.record import Counterexample, Mistake, Outcome, StageResult, TestResult
 
 MEMO_POSITIONS = 5478
 MEMO_CALLS_LIMIT = 40_000  # a memoized score of the empty board makes about 16,000 calls; plain minimax 549,946
@@ -44,6 +44,7 @@ PRUNE_CPU_THRESHOLD = 0.6
 MAX_MISTAKES = 12  # wrong answers kept per check for the class statistics (the feedback shows fewer)
 MISTAKES_PER_KIND = 4  # of one kind (boards won on a row, a column, a diagonal... need a few)
 SQUARE_RULES = ("empty square", "empty square or -1")  # answers that name a square of the board
+COUNTEREXAMPLE_CAP = 200  # characters of what a counterexample says came back, and of what was right
 
 
 @dataclass(frozen=True)
@@ -151,11 +152,12 @@ def judge_calls(
         values.get(step_id) in right for step_id, right in several
     ):
         return check_result(check, Outcome.PASSED, "")  # the common case, decided without decoding anything
-    wrong, problems, outcome, mistakes = 0, [], Outcome.PASSED, []
+    wrong, problems, outcome, mistakes, wrong_steps = 0, [], Outcome.PASSED, [], set()
     for step_id, right, one in plan.expected[check.id]:
         value = values.get(step_id)
         if value in right:
             continue  # the common case, decided without decoding anything
+        wrong_steps.add(step_id)  # right after all only when its value decodes to an accepted answer (below)
         reply = replies.reply(step_id)
         if reply is None:
             ended = hidden_unanswered if hidden_unanswered and step_id in plan.hidden_ids else unanswered
@@ -171,6 +173,7 @@ def judge_calls(
         value = decode(reply["value"])
         why = type_problem(check.function, value, one.args[0])
         if why is None and _hashable(value) in one.accept:
+            wrong_steps.discard(step_id)
             continue
         outcome, wrong = outcome.worse(Outcome.FAILED), wrong + 1
         problems.append(Problem(one, why or feedback.returned(value), wrong_value=True))
@@ -186,7 +189,25 @@ def judge_calls(
     passed = outcome == Outcome.PASSED
     result = check_result(check, outcome, feedback.call_check(check, passed, one_reason, wrong, problems))
     result.mistakes = kept_mistakes(mistakes)
+    result.wrong_steps = frozenset(wrong_steps)
+    if not check.visible and not passed and not one_reason:
+        result.counterexample = counterexample(check, feedback.simplest(problems))
     return result
+
+
+def counterexample(check: Check, problem: Problem) -> Counterexample:
+    """The board, the call, what came back and what was right, as the hidden check's output words them: each one
+    clean line of at most COUNTEREXAMPLE_CAP characters."""
+    one = problem.case
+
+    def line(text: str) -> str:
+        return clean(feedback.shorten(text, COUNTEREXAMPLE_CAP), COUNTEREXAMPLE_CAP)
+
+    said = problem.text.removeprefix(f"{check.function} ")  # it follows the call
+    right = feedback.expected(one) if one.accept else ""
+    return Counterexample(
+        _squares(one.args[0]), line(feedback.call_text(check.function, one.args)), line(said), line(right)
+    )
 
 
 def kept_mistakes(mistakes: list[Mistake]) -> tuple[Mistake, ...]:

@@ -15,6 +15,7 @@ from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
 from autograder.outputs import clean, clean_line, clean_tree
 from autograder.record import (
     Commit,
+    Counterexample,
     Diagnosis,
     FinalGrade,
     GradingParameters,
@@ -128,6 +129,7 @@ def to_json(result: SubmissionResult) -> dict:
                         "check": test.check,
                         "outcome": str(test.outcome),
                         **({"mistakes": [dataclasses.asdict(m) for m in test.mistakes]} if test.mistakes else {}),
+                        **({"counterexample": dataclasses.asdict(test.counterexample)} if test.counterexample else {}),
                     },
                 }
             )
@@ -201,6 +203,7 @@ def from_json(data: dict) -> SubmissionResult:
                 visible=test["visibility"] == "visible",
                 output=test["output"],
                 mistakes=tuple(Mistake(**entry) for entry in meta.get("mistakes", ())),
+                counterexample=Counterexample(**meta["counterexample"]) if "counterexample" in meta else None,
             )
         )
     stages = {

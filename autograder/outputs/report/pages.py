@@ -5,6 +5,7 @@ stylesheet (a file of this package) and the rendered Markdown (escaped by markdo
 StrictUndefined makes a misspelt field an error here, not an empty space on a page.
 """
 
+from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -87,6 +88,30 @@ def environment() -> Environment:
     return env
 
 
+@dataclass(frozen=True)
+class DrawnRow:
+    """A student's row of the class report up to its late-work cell, drawn once, cell by cell: (key, html), the key a
+    stage's id for its cell, "bonus-total" for the bonus, "" for the others."""
+
+    cells: tuple[tuple[str, Markup], ...]
+
+    def without(self, left_out: frozenset[str] | set[str]) -> Markup:
+        """The row's HTML without the cells of the keys left out."""
+        return Markup("\n").join(html for key, html in self.cells if key not in left_out)
+
+
+def drawn_row(row: views.StudentRow) -> DrawnRow:
+    macros = environment().get_template("student_row.html.j2").module
+    cells = [("", macros.name_cell(row))]
+    cells += [(stage.id, macros.stage_cell(cell, stage)) for cell, stage in zip(row.cells, CORE_STAGES, strict=True)]
+    cells.append(("", macros.grade_cell(row)))
+    bonus = zip(row.bonus_cells, BONUS_STAGES, strict=True)
+    cells += [(stage.id, macros.stage_cell(cell, stage)) for cell, stage in bonus]
+    if row.bonus:
+        cells.append(("bonus-total", macros.bonus_cell(row)))
+    return DrawnRow(tuple((key, Markup(html)) for key, html in cells))
+
+
 def report_html(
     results: dict[str, SubmissionResult],
     notes: list[str] | tuple = (),
@@ -94,7 +119,7 @@ def report_html(
     tournament: bool = False,
     folders: dict[str, str] | None = None,
     absent: dict[str, FinalGrade] | None = None,
-    rows: dict[str, Markup] | None = None,
+    rows: dict[str, DrawnRow] | None = None,
 ) -> str:
     """notes: about the run as a whole (entries that are not submissions, why some were regraded), one line each;
     similar: link OUT/similar.html (`autograde similar`); tournament: OUT/tournament.html (`autograde tournament`);
@@ -102,6 +127,9 @@ def report_html(
     absent: the roster's students with no submission, with their final grades;
     rows: students' rows already drawn by row_html from these same results, used as they are."""
     report = views.class_report(results, notes, folders, absent or {})
+    rows = rows or {}
+    # A stage left out of the report has no cells in the students table, nor the bonus when no bonus stage is shown.
+    left_out = set(report.left_out) | ({"bonus-total"} if {s.id for s in BONUS_STAGES} <= report.left_out else set())
     return (
         environment()
         .get_template("report.html.j2")
@@ -112,19 +140,19 @@ def report_html(
             pass_plot=plots.pass_rate_bars(report.pass_rates),
             similar=similar,
             tournament=tournament,
-            rows=rows or {},
+            rows={row.name: (rows.get(row.name) or drawn_row(row)).without(left_out) for row in report.students},
         )
     )
 
 
-def row_html(name: str, result: SubmissionResult, folders: dict[str, str]) -> Markup:
+def row_html(name: str, result: SubmissionResult, folders: dict[str, str]) -> DrawnRow:
     """The student's row of the class report, drawn once as they are graded and reused by report_html.
 
     Their view of a class of one is built first: a result the class report could not read fails here, for this
     student alone, and not when the whole class's page is written.
     """
     (row,) = views.class_report({name: result}, folders=folders).students
-    return Markup(environment().get_template("student_row.html.j2").module.student_cells(row))
+    return drawn_row(row)
 
 
 def feedback_html(result: SubmissionResult, show_hidden: bool = False) -> str:
@@ -138,7 +166,7 @@ def write_report(
     notes: list[str] | tuple = (),
     folders: dict[str, str] | None = None,
     absent: dict[str, FinalGrade] | None = None,
-    rows: dict[str, Markup] | None = None,
+    rows: dict[str, DrawnRow] | None = None,
 ) -> Path:
     """OUT/report.html, linking the similarity and tournament pages when they are there; returns its path.
 

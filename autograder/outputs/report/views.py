@@ -19,6 +19,7 @@ from autograder.record import (
     NO_TIME,
     UNCOUNTED,
     Change,
+    Counterexample,
     Diagnosis,
     FinalGrade,
     Outcome,
@@ -178,6 +179,15 @@ class RegradeRow:
 
 
 @dataclass(frozen=True)
+class ShownCounterexample:
+    """A student's simplest board where a hidden check is wrong (TestResult.counterexample), for the instructor."""
+
+    student: str
+    href: str
+    example: Counterexample
+
+
+@dataclass(frozen=True)
 class WrongCheck:
     """One check that some working modules failed, with the most common wrong answers and an example board."""
 
@@ -186,6 +196,7 @@ class WrongCheck:
     passed: int
     working: int
     clusters: list[stats.Cluster]  # at most stats.CLUSTERS_SHOWN
+    counterexamples: list[ShownCounterexample] = field(default_factory=list)  # a hidden check's, student by student
 
 
 @dataclass(frozen=True)
@@ -441,12 +452,15 @@ def regrade_rows(student: str, final: FinalGrade | None) -> list[RegradeRow]:
     return [RegradeRow(student, regrade) for regrade in (() if final is None else final.regrades)]
 
 
-def _wrong(facts: stats.Facts, visible: dict[tuple[str, str], bool]) -> list[WrongStage]:
-    stages, known = [], stats.mistakes_by_stage(facts)
+def _wrong(
+    facts: stats.Facts, visible: dict[tuple[str, str], bool], examples: dict[tuple[str, str], list] | None = None
+) -> list[WrongStage]:
+    """examples: (stage id, check id) -> the ShownCounterexamples of the students whose hidden check failed."""
+    stages, known, examples = [], stats.mistakes_by_stage(facts), examples or {}
     for entry in stats.wrong_by_stage(facts):
         checks = [
             WrongCheck(row.name, visible.get((row.stage, row.check), True), row.passed, row.working,
-                       row.clusters[: stats.CLUSTERS_SHOWN])
+                       row.clusters[: stats.CLUSTERS_SHOWN], examples.get((row.stage, row.check), []))
             for row in entry.checks
             if row.passed < row.working
         ]  # fmt: skip
@@ -600,7 +614,11 @@ def class_report(
         look_students=look_students,
         helped=helped,
         help_rule=stats.HELP_RULE,
-        wrong=[entry for entry in _wrong(facts, visible) if entry.stage.id not in left_out],
+        wrong=[
+            entry
+            for entry in _wrong(facts, visible, _counterexamples(results, facts, href))
+            if entry.stage.id not in left_out
+        ],
         left_out=frozenset(left_out),
         policy=any(results[name].lateness is not None for name in graded),
         untimed_looks=len(untimed),
@@ -608,6 +626,18 @@ def class_report(
         regrades=[row for name in everyone for row in regrade_rows(name, final_of[name])],
         bonus_rule=_most_common([final.bonus_rule for final in finals], ""),
     )
+
+
+def _counterexamples(results: dict[str, SubmissionResult], facts: stats.Facts, href: dict[str, str]) -> dict:
+    """(stage id, check id) -> each working module's simplest board where that hidden check is wrong, by name."""
+    working = {(fact.student, fact.stage) for fact in facts.stages if fact.kind in stats.WORKING}
+    found: dict[tuple[str, str], list[ShownCounterexample]] = {}
+    for name in sorted(results, key=name_order):
+        for test in results[name].tests:
+            if test.counterexample is not None and (name, test.stage) in working:
+                shown = ShownCounterexample(name, href.get(name, ""), test.counterexample)
+                found.setdefault((test.stage, test.check), []).append(shown)
+    return found
 
 
 def _most_common(values: list, default):

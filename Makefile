@@ -68,12 +68,9 @@ demo: $(READY) system bytecode
 lint: $(READY)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pre-commit run --all-files --show-diff-on-failure
 
-# The whole suite, as CI runs it, on two workers per core: most tests wait on graders, kernels and browsers in
-# subprocesses, so one worker per core leaves the cores idle a seventh of the time. Tests that share a module's
-# graded class stay together on one worker (--dist loadfile, tests/conftest.py). test-fast leaves out the tests
-# marked slow, for the inner loop.
-WORKERS := $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
-PYTEST := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
+# The whole suite, as CI runs it, on one worker per core; tests that share a module's graded class stay together
+# on one worker (--dist loadfile, tests/conftest.py). test-fast leaves out the tests marked slow, for the inner loop.
+PYTEST := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n auto --dist loadfile
 
 test: lint system bytecode $(ACTIONLINT) $(SITE_NPM) $(SITE_WHEELS)
 	$(PYTEST)

@@ -104,22 +104,6 @@ def test_grades_csv_and_the_gradebook_take_the_record(tmp_path):
     assert names == [f"01_rules: {test.name}" for test in record.stages[RULES.id].tests]
 
 
-# Any JSON-like value, with the keys and the types json.dumps takes and the texts a submission could send.
-_LEAF = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
-_TREE = st.recursive(
-    _LEAF,
-    lambda inner: st.lists(inner) | st.tuples(inner, inner) | st.dictionaries(st.text() | st.integers(), inner),
-    max_leaves=30,
-)
-
-
-@settings(max_examples=200, deadline=None)
-@given(_TREE)
-def test_results_json_text_is_json_dumps_byte_for_byte(value):
-    """json_text writes its own indenting: is it exactly what json.dumps(indent=2, ensure_ascii=False) writes?"""
-    assert json_text(value) == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.text(st.characters(codec=None, exclude_categories=())))
 def test_clean_leaves_printable_text_alone_and_cleans_the_rest_as_before(text):

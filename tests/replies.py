@@ -8,6 +8,7 @@ from autograder.course.stages import STAGE_BY_ID
 from autograder.grading import child, feedback, judge, sandbox
 from autograder.grading.judging import COUNTEREXAMPLE_CAP, MEMO_POSITIONS
 from autograder.grading.plan import stage_plan
+from autograder.grading.protocol import parse_stage_replies
 from autograder.record import Outcome, StageResult
 
 RULES, MEMO = STAGE_BY_ID["01_rules"], STAGE_BY_ID["04_memoization"]
@@ -71,16 +72,29 @@ def ran(reply: bytes, status: str = "exited", returncode: int | None = 0, cpu: f
     return sandbox.RunResult(status, returncode, reply, b"", 0.1, cpu, "")
 
 
+IMPORTED = b'{"import": "ok"}\n'
+
+
 def judged(
     stage, reply: bytes, memo: sandbox.RunResult | None = None, hidden: sandbox.RunResult | None = None, **run
 ) -> StageResult:
-    """The stage judged on reply as its visible run's bytes (with run's status...), beside a perfect memo child
-    and a perfect hidden run unless memo or hidden is given."""
+    """The stage judged on reply as its child's replies to the visible job (with run's status...), beside a perfect
+    memo child and a perfect hidden job unless memo or hidden is given.
+
+    hidden: the hidden job's replies (an import line first is dropped) and how the child ended after it, when reply
+    ends the visible job well (the child is then handed the hidden job); otherwise the hidden job's own child."""
     if stage is MEMO and memo is None:
         memo = ran(right_memo_bytes())
     hidden = ran(right_bytes(stage.id, hidden=True)) if hidden is None else hidden
     limits, memo_limits = judge.stage_limits(60), judge.memo_limits(60)
-    return judge.judge_stage(stage, ran(reply, **run), limits, memo, memo_limits if memo else None, 60, hidden, limits)
+    visible = ran(reply, **run)
+    replies, _ = parse_stage_replies(reply, stage_plan(stage.id), visible.status not in ("exited", "done"))
+    if replies.done and not replies.tampered and visible.status == "exited":
+        rest = hidden.reply.removeprefix(IMPORTED)
+        one = dataclasses.replace(hidden, reply=reply + rest, cpu_seconds=visible.cpu_seconds + hidden.cpu_seconds)
+        return judge.judge_stage(stage, one, limits, memo, memo_limits if memo else None, 60)
+    memo_limits = memo_limits if memo else None
+    return judge.judge_stage(stage, visible, limits, memo, memo_limits, 60, hidden_run=hidden, hidden_limits=limits)
 
 
 def assert_bounded(result: StageResult) -> None:

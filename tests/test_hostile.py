@@ -35,6 +35,7 @@ HONEST = {"network": RULES.points, "output_flood": RULES.points, "fork_setsid": 
 HONEST.update(
     rewrite_board=RULES.points, none_on_board=RULES.points - 1, patch_same_board=RULES.points, linger=RULES.points
 )
+HONEST["leak_at_import"] = 2  # no hidden board is in the job at import, so it loads: winner's None is right on two checks
 
 
 class Listener:
@@ -298,11 +299,12 @@ def test_read_other_student_reads_the_classmate_without_a_sandbox(tmp_path):
         assert "no other student's work within reach" in result.stderr, (folder, result.stdout)
 
 
-# Student-written text and the hidden checks: leak_in_text.py, leak_at_import.py and leak_by_tampering.py write
-# HIDDENRUN and the boards they were handed (base64, hex) into every text they control, but only in a child whose
-# job holds a board that is not a visible example. The hidden run's texts may reach the hidden checks' details
-# (held back until the grades are published) and nothing else.
-LEAKS = ("leak_at_import", "leak_by_tampering", "leak_in_text")
+# Student-written text and the hidden checks: leak_in_text.py, leak_at_import.py, leak_by_tampering.py and
+# leak_by_reading_ahead.py write HIDDENRUN and the boards they were handed (base64, hex) into every text they control,
+# but only once they hold a board that is not a visible example (in their job, asked, or read ahead from the
+# descriptor the hidden job comes on). The texts written after the child was handed the hidden job may reach the
+# hidden checks' details (held back until the grades are published) and nothing else.
+LEAKS = ("leak_at_import", "leak_by_reading_ahead", "leak_by_tampering", "leak_in_text")
 MARK = "HIDDENRUN"
 
 
@@ -361,7 +363,7 @@ def test_no_hidden_board_leaves_in_what_student_code_writes(bubblewrap_class, tm
         assert visible and all(t["status"] == "failed" for t in visible), attack  # judged, and wrong
     texts = json.loads((out / "hostile_leak_in_text" / "results.json").read_text())
     visible = next(t for t in texts["tests"] if t["extra_data"]["check"] == "winner/examples")
-    assert "raised visible_onlyError" in visible["output"]  # the visible run's own texts are shown, as before
+    assert "raised visible_onlyError" in visible["output"]  # the visible job's own texts are shown, as before
     stage = json.loads((out / "hostile_leak_by_tampering" / "results.json").read_text())["extra_data"]["stages"]
     assert stage[RULES.id]["outcome"] == "tampered" and stage[RULES.id]["score"] == 0
     honest = json.loads(published["honest/results.json"])

@@ -171,10 +171,13 @@ MEMO_VIOLATIONS = {
     "after", [{"done": True}, {"ids": [], "values": [], "details": [{"id": 0, **ERROR}]}, "garbage"]
 )
 def test_what_follows_done_is_not_read(after):
-    """The run ends when the child has written done (the sandbox kills the rest): is anything after it ignored,
-    the same every time, in the stage's child and in the memo child?"""
+    """The run ends when the child has written its last done (the sandbox kills the rest): is anything after it
+    ignored, the same every time, in the stage's child and in the memo child? What follows the visible job's done
+    is the hidden job's: there it breaks the protocol."""
     tail = b"garbage\n" if after == "garbage" else encoded([after])
-    assert judged(RULES, right_bytes(RULES.id) + tail).score == RULES.points
+    hidden = right_bytes(RULES.id, hidden=True)
+    assert judged(RULES, right_bytes(RULES.id), hidden=ran(hidden + tail)).score == RULES.points
+    assert judged(RULES, right_bytes(RULES.id) + tail, hidden=ran(hidden)).outcome == Outcome.TAMPERED
     memo = ran(right_memo_bytes() + tail)
     assert judged(MEMO, encoded(right_lines(MEMO.id)), memo=memo).score == MEMO.points
 

@@ -9,7 +9,9 @@ against the oracle and measures time itself. This file only has to keep an hones
 well-formed and bounded, whatever the student's code returns or raises.
 
 Two kinds of job: the calls of a stage ("steps"), and the memo or prune experiment of a stage that has one
-("experiment"), which runs in a child of its own so that the parent can read that child's CPU time.
+("experiment"), which runs in a child of its own so that the parent can read that child's CPU time. A job of
+steps may say "more": then, once its calls are done, the child reads a second job of steps on that descriptor
+(the hidden calls, which the parent writes only after it has read every reply above) and answers it the same way.
 """
 
 # The C halves of signal and json: their Python modules import enum and re, a third of a short child's CPU time.
@@ -378,10 +380,24 @@ def main():
     replies.send({"import": "ok"})
     if "experiment" in job:
         memo_experiment(module, filename, job["experiment"], replies)
-    else:
-        for step in job["steps"]:
-            replies.add(run_step(module, filename, step))
+        replies.send({"done": True})
+        return
+    for step in job["steps"]:
+        replies.add(run_step(module, filename, step))
     replies.send({"done": True})
+    if job.get("more"):  # the hidden calls follow on fd 4, sent only once the parent has read all of the above
+        more = read_all(job["more"])
+        if more:
+            for step in marshal.loads(more)["steps"]:
+                replies.add(run_step(module, filename, step))
+            replies.send({"done": True})
+
+
+def read_all(fd):
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 if __name__ == "__main__":

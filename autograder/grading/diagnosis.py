@@ -3,7 +3,7 @@
 The known mistakes are the course's own known-wrong versions of each stage (tests/variants/<stage>/wrong_*.py),
 each described in the lesson's words by its docstring's first line. Their answers on every board the stage's
 plan asks are computed by the course, never by running student code again: each variant is our own trusted
-code, run as the child would run it (a fresh module per run, the visible steps then the hidden ones, through
+code, run as the child would run it (one fresh module, the visible steps then the hidden ones, through
 child.run_step) in a spawned worker process, and kept between runs (course/cache.py) under the suite's hash and
 the variants' own digest.
 
@@ -185,8 +185,8 @@ def _start_worker() -> None:
 
 
 def variant_answers(stage_id: str, source: str, wall_seconds: float = VARIANT_WALL_SECONDS) -> Answers:
-    """A variant's answer to every step of the stage's plan, asked as the child asks them: the visible run's steps
-    in a fresh module, then the hidden run's in another, within VARIANT_CALLS calls of its functions in all.
+    """A variant's answer to every step of the stage's plan, asked as the child asks them: in one fresh module, the
+    visible job's steps and then the hidden job's, within VARIANT_CALLS calls of its functions in all.
 
     Raises VariantTooSlow when it is still computing after wall_seconds (the worker's SIGALRM, _start_worker)."""
     _alarm[0] = False
@@ -208,29 +208,30 @@ def _answers(stage_id: str, source: str) -> Answers:
 
     stage, plan = STAGE_BY_ID[stage_id], stage_plan(stage_id)
     # No CPU timer of the child's (seconds 0): the meter's count decides, the same everywhere.
-    runs = [
-        [(*wire_step(step)[:3], 0) for step in plan.steps if step["id"] in ids]
+    steps = [
+        (*wire_step(step)[:3], 0)
         for ids in (plan.visible_ids, plan.hidden_ids)
+        for step in plan.steps
+        if step["id"] in ids
     ]
     memo = bool(stage.memo)  # a memo's state carries from call to call: nothing may be cached around it
 
     def ask(cache: bool) -> tuple[Answers, list[str]]:
         answers, changed, meter = {}, [], _Meter(VARIANT_CALLS)
-        for run in runs:
-            try:
-                module = load(stage, source)
-            except Exception:  # noqa: BLE001 - a variant that does not load has no answers to compare
-                return {}, []
-            meter.count(module, stage.filename)
-            if cache:
-                cached_module(module, student_functions(stage), changed)
-            for step in run:
-                reply = child.run_step(module, stage.filename, step)
-                if meter.spent or _alarm[0]:
-                    return answers, changed  # this step and the rest are left out
-                found = signature(reply)
-                if found is not None:
-                    answers[step[0]] = found
+        try:
+            module = load(stage, source)
+        except Exception:  # noqa: BLE001 - a variant that does not load has no answers to compare
+            return {}, []
+        meter.count(module, stage.filename)
+        if cache:
+            cached_module(module, student_functions(stage), changed)
+        for step in steps:
+            reply = child.run_step(module, stage.filename, step)
+            if meter.spent or _alarm[0]:
+                return answers, changed  # this step and the rest are left out
+            found = signature(reply)
+            if found is not None:
+                answers[step[0]] = found
         return answers, changed
 
     answers, changed = ask(cache=not memo)

@@ -7,12 +7,15 @@ every value is compared here with exact types against the oracle's answers (judg
 (plan.py); every sentence the student reads is in feedback.py. Every string that comes from the child is capped
 and cleaned as it is read, and every text made here is bounded, so one submission cannot stop or bloat a batch.
 
-The visible and the hidden checks' boards are asked in two children (plan.py), the visible run first, so that
-what student code writes cannot carry a hidden board to the student: the visible run's texts (what it raised,
-returned or printed as an error) are shown as they are; the hidden run's reach only the hidden checks' own
-details, which results.json marks after_published and `autograde publish` holds back until the grades are out.
-Whatever else the hidden run decides (the stage's message, its tampering, a failed import, how it ended) is
-said in the grader's own words, from its kind alone.
+The visible and the hidden checks' boards are asked of one child in two jobs (plan.py), and the hidden job is
+handed over only once every reply to the visible one has been read (protocol.StageReader), so that what student
+code writes cannot carry a hidden board to the student: the visible job's texts (what it raised, returned or
+printed as an error) were all written before the child could know a hidden board, and are shown as they are; what
+it writes after reaches only the hidden checks' own details, which results.json marks after_published and
+`autograde publish` holds back until the grades are out. Whatever else is decided once the hidden job was handed
+over (the stage's message, its tampering, how the child ended) is said in the grader's own words, from its kind
+alone. A child that ends before its visible replies are all in gets no hidden job: that job is then asked of a
+child of its own, as a fresh start, so a crash on one worked example does not cost the hidden checks.
 """
 
 import functools
@@ -25,7 +28,7 @@ from autograder.grading import feedback, sandbox
 from autograder.grading.diagnosis import diagnose
 from autograder.grading.judging import Unanswered, fail_all, judge_calls, judge_memo, judge_unchanged, unanswered
 from autograder.grading.plan import AGAIN_SECONDS, CALL_SECONDS, MEMO_KINDS, stage_plan
-from autograder.grading.protocol import Replies, ReplyReader, parse_replies
+from autograder.grading.protocol import Replies, ReplyReader, StageReader, parse_replies, parse_stage_replies
 from autograder.grading.tables import table_look
 from autograder.record import Outcome, StageKind, StageResult
 
@@ -66,19 +69,21 @@ def judge_stage(
     memo_run: sandbox.RunResult | None,
     memo_limits: sandbox.Limits | None,
     seconds: float,
+    replies: Replies | None = None,
+    hidden: Replies | None = None,
+    memo_replies: Replies | None = None,
     hidden_run: sandbox.RunResult | None = None,
     hidden_limits: sandbox.Limits | None = None,
-    replies: Replies | None = None,
-    memo_replies: Replies | None = None,
-    hidden_replies: Replies | None = None,
 ) -> StageResult:
-    """Judge what the stage's children reported: the visible run (run), the hidden run and the memo child.
+    """Judge what the stage's children reported: its child (run), the memo child, and the hidden job's own child.
 
     seconds: the stage's CPU limit (--time-limit), which the messages about running out of it name.
+    replies, hidden: what the child's StageReader read of its visible and hidden jobs (without them, run's reply
+    bytes are read so); hidden None: the hidden job was never handed over. hidden_run: the child of its own that
+    the hidden job was then asked of, whose replies hidden are. memo_replies: the memo child's, read the same way.
 
-    A stage whose plan has hidden steps needs its hidden run; without one its hidden calls count as never answered.
-    replies, memo_replies, hidden_replies: what ReplyReaders read during the runs; without them, the runs' reply
-    bytes are read.
+    A stage whose plan has hidden steps needs its hidden job answered; without that its hidden calls count as never
+    answered.
     """
     runs = [one for one in (run, memo_run, hidden_run) if one is not None]
     if any(one.status == "cancelled" for one in runs):
@@ -87,12 +92,13 @@ def judge_stage(
     plan = stage_plan(stage.id)
     elapsed, cpu = sum(one.wall_seconds for one in runs), sum(one.cpu_seconds for one in runs)
     if replies is None:
-        replies = parse_replies(run.reply, plan, _killed(run), ids=plan.visible_ids)
+        replies, hidden = parse_stage_replies(run.reply, plan, _killed(run))
     if memo_replies is None and memo_run is not None:
         memo_replies = parse_replies(memo_run.reply, plan, _killed(memo_run), memo=True)
-    hidden = hidden_replies
     if hidden is None and hidden_run is not None:
         hidden = parse_replies(hidden_run.reply, plan, _killed(hidden_run), ids=plan.hidden_ids)
+    # How the child ended was chosen by code that had the hidden job, once it was handed over to that same child.
+    saw_hidden = hidden is not None and hidden_run is None
     tampered = feedback.tampered(replies.tampered) if replies.tampered else ""
     if memo_replies is not None and memo_replies.tampered:
         tampered = tampered or feedback.tampered(memo_replies.tampered, in_memo_child=True)
@@ -103,7 +109,7 @@ def judge_stage(
         result.seconds, result.cpu_seconds = elapsed, cpu
         return result
     imported = replies.imported
-    ended = unanswered(run, limits, seconds)
+    ended = unanswered(run, limits, seconds, hidden=saw_hidden)
     if imported is None or imported["import"] != "ok":
         if imported is not None:
             message = feedback.import_failed(stage.filename, imported)
@@ -118,7 +124,8 @@ def judge_stage(
     memo_ended = ended
     if memo_run is not None:
         memo_ended = unanswered(memo_run, memo_limits, memo_limits.cpu_seconds, "the memo experiment")
-    hidden_ended, hidden_done = _hidden_ended(stage, hidden, hidden_run, hidden_limits or limits, seconds)
+    hidden_ran = hidden_run if hidden_run is not None else run
+    hidden_ended, hidden_done = _hidden_ended(stage, hidden, hidden_ran, hidden_limits or limits, seconds)
     both = _merged(stage, replies, hidden)
     tests = []
     for check in checks:
@@ -152,10 +159,12 @@ def judge_stage(
 
 
 def _hidden_ended(stage: Stage, hidden: Replies | None, run, limits, seconds: float) -> tuple[Unanswered, bool]:
-    """What became of the hidden run's unanswered calls, in the grader's words only, and whether it finished."""
-    if hidden is None or run is None:
+    """What became of the hidden job's unanswered calls, in the grader's words only, and whether it finished.
+
+    run: the child that was asked the hidden job (the stage's own, or one of its own)."""
+    if hidden is None:
         return Unanswered(Outcome.CRASHED, feedback.stopped_before_call()), not stage_plan(stage.id).hidden_ids
-    if hidden.imported is not None and hidden.imported["import"] != "ok":  # loaded in the visible run, not here
+    if hidden.imported is not None and hidden.imported["import"] != "ok":  # loaded the first time, not here
         return Unanswered(import_outcome(hidden.imported), feedback.hidden_import_failed(stage.filename)), False
     ended = unanswered(run, limits, seconds, hidden=True)
     if run.status == "exited" and not hidden.done:
@@ -219,6 +228,11 @@ def _source_bytes(source: str) -> bytes:
         return source.encode("utf-8", "surrogatepass")  # not valid UTF-8: the child reports a SyntaxError
 
 
+def _less(wall_left: float | None, run: sandbox.RunResult) -> float | None:
+    """What is left of the student's wall-clock budget after run."""
+    return None if wall_left is None else max(wall_left - run.wall_seconds, 0.0)
+
+
 def grade_stage(
     stage: Stage,
     source: str,
@@ -244,25 +258,23 @@ def grade_stage(
         if memo_run.status == "cancelled":
             raise Cancelled(stage.id)
         memo_replies = memo_reader.finish(_killed(memo_run))
-        if wall_left is not None:
-            wall_left = max(wall_left - memo_run.wall_seconds, 0.0)
+        wall_left = _less(wall_left, memo_run)
     limits = stage_limits(max(seconds - (memo_run.cpu_seconds if memo_run else 0.0), 0.01), wall_left)
-    reader = ReplyReader(plan, ids=plan.visible_ids)  # read as they arrive: the grader holds no more than asked
-    run = sandbox.run(files, "child.py", plan.job, limits, isolation, reader)
-    replies = reader.finish(_killed(run))
-    hidden_run = hidden_limit = hidden_replies = None
-    if plan.hidden_ids and run.status != "cancelled" and (replies.imported or {}).get("import") == "ok":
-        # After the visible run, so no child whose texts are shown starts after one that saw a hidden board.
-        if wall_left is not None:
-            wall_left = max(wall_left - run.wall_seconds, 0.0)
-        hidden_limit = stage_limits(max(limits.cpu_seconds - run.cpu_seconds, 0.01), wall_left)
+    reader = StageReader(plan)  # read as they arrive: the grader holds no more than asked
+    run = sandbox.run(files, "child.py", plan.job, limits, isolation, reader, reader.outbox)
+    replies, hidden = reader.finish(_killed(run))
+    hidden_run = hidden_limit = None
+    imported = (replies.imported or {}).get("import") == "ok"
+    if hidden is None and plan.hidden_ids and imported and not replies.tampered and run.status != "cancelled":
+        # The child ended before its visible replies were all in: the hidden job from a fresh start, in a child of its
+        # own, within what is left of the stage's time.
+        hidden_limit = stage_limits(max(limits.cpu_seconds - run.cpu_seconds, 0.01), _less(wall_left, run))
         hidden_reader = ReplyReader(plan, ids=plan.hidden_ids)
         hidden_run = sandbox.run(files, "child.py", plan.hidden_job, hidden_limit, isolation, hidden_reader)
-        hidden_replies = hidden_reader.finish(_killed(hidden_run))
+        hidden = hidden_reader.finish(_killed(hidden_run))
     result = judge_stage(
-        stage, run, limits, memo_run, memo_limit, seconds, hidden_run, hidden_limit, replies, memo_replies,
-        hidden_replies,
-    )  # fmt: skip
+        stage, run, limits, memo_run, memo_limit, seconds, replies, hidden, memo_replies, hidden_run, hidden_limit
+    )
     if result.score == 0 and is_starter(stage, source):
         result.starter = True
     result.look = table_look(source, stage.filename)  # read here, in the parent: the child's word is not needed

@@ -1,13 +1,13 @@
 """What the sandboxed children are asked for one stage, worked out once from the stage's checks.
 
-A stage's calls are split between two children: the visible run asks the boards of the visible checks (the
-worked examples every student has), the hidden run every other board. A child that is never handed a hidden
-board cannot write one into what it raises, returns or prints, so the visible run's texts may be shown to the
-student as they are; the hidden run's texts go only into the hidden checks' details, which are held back until
-the grades are published (see judge.py). Each child gets a job (the module to import and the calls to make, a
-board two checks share asked once); the judge gets, per check, the step ids of its cases and the child's
-encodings of every right answer, so a submission whose answers are right is judged by comparing strings,
-without decoding anything.
+A stage's calls are split into two jobs for one child, asked in turn: the visible job asks the boards of the
+visible checks (the worked examples every student has), the hidden job every other board, and the hidden job is
+handed over only once the parent has read every reply to the visible one (judge.py). Nothing the child wrote
+while it could know a hidden board reaches the visible checks' texts, which are shown to the student as they are;
+what it writes later goes only into the hidden checks' details, which are held back until the grades are
+published. Each job lists the calls to make (a board two checks share asked once); the judge gets, per check, the
+step ids of its cases and the child's encodings of every right answer, so a submission whose answers are right is
+judged by comparing strings, without decoding anything.
 """
 
 import functools
@@ -19,6 +19,7 @@ from autograder.course.cache import cached
 from autograder.course.checks import Case, Check, stage_checks
 from autograder.course.stages import FUNCTIONS, STAGE_BY_ID, Stage
 from autograder.grading.child import encode
+from autograder.grading.sandbox.outbox import MORE_FD
 
 # Functions whose calls can be slow in honest code (plain searches) get a timer per call, so one slow
 # board costs that board only; the cheap ones rely on the stage's limits, since arming a timer costs time.
@@ -46,7 +47,7 @@ class Plan:
 
     steps: tuple[dict, ...]  # every step of both runs, one per distinct call (a board two checks share is asked once)
     step_by_id: dict[int, dict]
-    job: bytes  # the visible run's job as sent on its stdin: the visible checks' steps
+    job: bytes  # the visible job as sent on the child's stdin: the visible checks' steps
     # check id -> [(step id, the child's encodings of every right answer, the case)], for judging at speed
     expected: dict[str, list[tuple[int, frozenset[str], Case]]]
     # check id -> (step ids of its cases with one right form, those forms, [(step id, forms)] of the others):
@@ -54,9 +55,9 @@ class Plan:
     quick: dict[str, tuple[list[int], list[str], list[tuple[int, frozenset[str]]]]]
     forms: frozenset[str]  # every right answer's encoding: values among them need no further reading
     step_ids: frozenset[int]
-    visible_ids: frozenset[int] = frozenset()  # the steps of the visible run
-    hidden_ids: frozenset[int] = frozenset()  # the steps of the hidden run: boards no visible check asks
-    hidden_job: bytes = b""  # the hidden run's job
+    visible_ids: frozenset[int] = frozenset()  # the steps of the visible job
+    hidden_ids: frozenset[int] = frozenset()  # the steps of the hidden job: boards no visible check asks
+    hidden_job: bytes = b""  # the hidden job: sent after the visible replies, or on stdin to a child of its own
     memo_job: bytes | None = None  # the memo experiment's job, for the stage that has one
     memo_name: str = ""  # the memo dict the experiment reads (Stage.memo; "" for the prune experiment)
     memo_again: tuple[int | None, ...] = ()  # the right answers of the scoring again, in the job's order
@@ -104,7 +105,8 @@ def _build_plan(stage_id: str) -> Plan:
     # A step of a visible check is asked in the visible run, even when a hidden check shares it: it is no secret.
     visible_ids = frozenset(step_id for check in checks if check.visible for step_id, _, _ in expected[check.id])
     hidden_ids = frozenset(step["id"] for step in steps) - visible_ids
-    job = _job(stage, steps=[wire_step(step) for step in steps if step["id"] in visible_ids])
+    more = {"more": MORE_FD} if hidden_ids else {}  # the hidden job follows on that descriptor (judge.py)
+    job = _job(stage, steps=[wire_step(step) for step in steps if step["id"] in visible_ids], **more)
     hidden_job = _job(stage, steps=[wire_step(step) for step in steps if step["id"] in hidden_ids])
     quick = {}
     for check_id, cases in expected.items():

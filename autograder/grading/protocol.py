@@ -28,6 +28,7 @@ from autograder.grading.child import (
     WHERE_CAP,
 )
 from autograder.grading.plan import Plan
+from autograder.grading.sandbox.outbox import Outbox
 
 # The largest reply the child writes for one call: an error (its three texts) or a changed board (two values),
 # every character at most 12 bytes in JSON (a surrogate pair), plus the field names.
@@ -98,11 +99,15 @@ class ReplyReader:
     At most one line is held (MAX_LINE), and what is kept grows only with answers to calls of the plan.
     """
 
-    def __init__(self, plan: Plan, memo: bool = False, ids: frozenset[int] | None = None):
+    def __init__(self, plan: Plan, memo: bool = False, ids: frozenset[int] | None = None, imported: bool = False):
+        """imported: the child imported the module before this job (a stage's hidden job): no import line comes."""
         self.replies = Replies()
         self.reader = _Reader(plan, self.replies, memo, plan.step_ids if ids is None else ids)
+        if imported:
+            self.reader.state = "steps"
         self.pending = bytearray()  # the start of a line whose end has not arrived yet
         self.over = False  # the last line arrived, or the protocol was broken: nothing more is read
+        self.rest = b""  # what came after the last line in its chunk (a stage's child: its next job's replies)
 
     def feed(self, data: bytes) -> bool:
         """Read a chunk; True once nothing more is read (the child wrote its last line, or broke the protocol)."""
@@ -116,7 +121,7 @@ class ReplyReader:
                 self.pending.clear()
                 self.reader.take(text)
                 if self.reader.state == "end":
-                    self.over = True  # anything after the last line is not the child's
+                    self.over, self.rest = True, data[start:]  # not this job's: anything after its last line
                     return True
             self._room(len(data) - start)
             self.pending += data[start:]
@@ -135,6 +140,44 @@ class ReplyReader:
             self.replies.tampered = "the last line has no end, though the program was not stopped"
         self.over, self.pending = True, bytearray()
         return self.replies
+
+
+class StageReader:
+    """A stage's one child read as it answers: the replies to its visible job up to their last line, and only
+    then the hidden job handed over (on the outbox, sandbox.MORE_FD) and its replies read.
+
+    So the visible replies, whose texts the student is shown, were all written before the child could know a
+    hidden board. A visible job that did not end well (an import that failed, a broken protocol) gets no hidden
+    job: the run is over.
+    """
+
+    def __init__(self, plan: Plan):
+        self.plan, self.outbox = plan, Outbox()
+        self.visible = ReplyReader(plan, ids=plan.visible_ids)
+        self.hidden: ReplyReader | None = None  # made as the hidden job is handed over
+
+    def feed(self, data: bytes) -> bool:
+        if self.hidden is None:
+            if not self.visible.feed(data):
+                return False
+            replies = self.visible.replies
+            if not (replies.done and not replies.tampered and self.plan.hidden_ids):
+                return True
+            self.hidden = ReplyReader(self.plan, ids=self.plan.hidden_ids, imported=True)
+            self.outbox.send(self.plan.hidden_job, last=True)
+            data = self.visible.rest
+        return self.hidden.feed(data) if data else False
+
+    def finish(self, killed: bool) -> "tuple[Replies, Replies | None]":
+        """The visible job's replies, and the hidden job's (None when it was never handed over)."""
+        return self.visible.finish(killed), self.hidden.finish(killed) if self.hidden is not None else None
+
+
+def parse_stage_replies(raw: bytes, plan: Plan, killed: bool) -> "tuple[Replies, Replies | None]":
+    """A stage's child's reply bytes read as StageReader reads them as they arrive."""
+    reader = StageReader(plan)
+    reader.feed(raw)
+    return reader.finish(killed)
 
 
 class _Reader:

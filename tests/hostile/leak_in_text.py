@@ -1,9 +1,9 @@
-"""Carries the boards of its job out in every text a student may read: messages, class names, returned values.
+"""Carries the boards it is asked out in every text a student may read: messages, class names, returned values.
 
 It knows the worked examples of the visible tests (every student has them) and reads its job's boards out of
-the grader's frames at import, collecting every board it is asked as well. When it has seen a board that is
-not a visible example, every text it makes starts with HIDDENRUN, then the boards in base64 and hex: if the
-grader ever asked hidden boards in the same child as visible ones, the visible tests' feedback would carry them.
+the grader's frames, collecting every board it is asked as well. Once it has seen a board that is not a visible
+example, every text it makes starts with HIDDENRUN, then the boards in base64 and hex: if the grader ever showed
+the student a text written after the child was handed a hidden board, the visible tests' feedback would carry it.
 """
 
 import base64
@@ -28,6 +28,8 @@ VISIBLE = {
     "OO  X  X ",
 }
 
+SEEN = []  # every board it was asked
+
 
 def _job_boards():
     frame = sys._getframe(1)
@@ -39,20 +41,23 @@ def _job_boards():
     return []
 
 
-HIDDEN = [board for board in dict.fromkeys(_job_boards()) if board not in VISIBLE]
-MARK = "HIDDENRUN" if HIDDEN else "visible_only"
-JOINED = "".join(HIDDEN[:40]).encode()
-TEXT = f"{MARK} {base64.b64encode(JOINED).decode()} {JOINED.hex()}"
-ERROR = type(f"{MARK}Error", (ValueError,), {})
-print(TEXT)
-print(TEXT, file=sys.stderr)
+def _text():
+    hidden = [board for board in dict.fromkeys(_job_boards() + SEEN) if board not in VISIBLE]
+    mark = "HIDDENRUN" if hidden else "visible_only"
+    joined = "".join(hidden[:40]).encode()
+    return mark, f"{mark} {base64.b64encode(joined).decode()} {joined.hex()}"
+
+
+print(_text()[1])
+print(_text()[1], file=sys.stderr)
 
 
 def winner(board):
-    if "".join(board) not in VISIBLE:  # a board it was asked: one more to carry out
-        HIDDEN.append("".join(board))
-    raise ERROR(TEXT)
+    SEEN.append("".join(board))
+    mark, text = _text()
+    raise type(f"{mark}Error", (ValueError,), {})(text)
 
 
 def to_move(board):
-    return TEXT[:100]
+    SEEN.append("".join(board))
+    return _text()[1][:100]

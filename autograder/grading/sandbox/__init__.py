@@ -23,7 +23,7 @@ with a hard bound (limits.hard_cap) that no trickle of CPU time extends; a run a
 When a run ends, every process it started goes with it (the cgroup, the pid namespace under bubblewrap, a
 `kill -KILL -1` as the run's uid at the rlimits level), and so does whatever its uid left behind (files in the
 shared folders, SysV IPC objects). The child gets stdin from a file, stdout+stderr on one capped pipe and a reply
-pipe on file descriptor 3.
+pipe on file descriptor 3, and, when its reader has more to send while it runs (outbox.py), a pipe on 4.
 
 Environment: AUTOGRADE_ISOLATION=bubblewrap|rlimits|none forces a level, AUTOGRADE_CGROUPS=v1|v2|none forces the
 cgroup version (none: no whole-run accounting, and runs cannot fork), AUTOGRADE_CHILD_PYTHON chooses the
@@ -31,8 +31,9 @@ interpreter the child runs under.
 
 The package, one module per idea, lowest first: host (the machine), limits and run_result (what a run may use, how it
 ended), stopping (stop_all), wrapper (the /bin/sh wrapper), cgroups, folders (run folders), uids (the uid pool),
-fallback (the rlimits level's namespaces and leftovers), bubblewrap, isolation (the levels, detect_with), supervisor
-(watching one child) and runner (run() and detect()). Callers use the names below.
+fallback (the rlimits level's namespaces and leftovers), bubblewrap, isolation (the levels, detect_with), outbox
+(what a run is sent while it runs), supervisor (watching one child) and runner (run() and detect()). Callers use
+the names below.
 """
 
 from autograder.grading.sandbox.bubblewrap import bwrap_version
@@ -50,6 +51,7 @@ from autograder.grading.sandbox.limits import (
     student_budget,
     wall_backstop,
 )
+from autograder.grading.sandbox.outbox import MORE_FD, Outbox
 from autograder.grading.sandbox.run_result import RunResult
 from autograder.grading.sandbox.runner import detect, run
 from autograder.grading.sandbox.stopping import stop_all
@@ -64,6 +66,8 @@ __all__ = [
     "UID_COUNT",
     "Isolation",
     "Limits",
+    "MORE_FD",
+    "Outbox",
     "RunResult",
     "bwrap_version",
     "cgroups_in_use",

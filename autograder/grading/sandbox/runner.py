@@ -18,6 +18,7 @@ from autograder.grading.sandbox.host import child_python, is_root, tool
 from autograder.grading.sandbox.isolation import Isolation, detect_with
 from autograder.grading.sandbox.keyrings import clear_uid, spawn
 from autograder.grading.sandbox.limits import Limits
+from autograder.grading.sandbox.outbox import MORE_FD, Outbox
 from autograder.grading.sandbox.run_result import RunResult
 from autograder.grading.sandbox.stopping import Stopped, active_runs, active_runs_lock, stop_requested
 from autograder.grading.sandbox.supervisor import Supervisor
@@ -86,12 +87,14 @@ def run(
     limits: Limits,
     isolation: Isolation | None = None,
     reader=None,
+    outbox: Outbox | None = None,
 ) -> RunResult:
     """Run `python -I -S script` in a fresh folder holding files, under the isolation given (or detected).
 
     reader: an object whose feed(chunk) reads the reply channel as it arrives (nothing of it is kept here) and
     returns True once it has all it needs (e.g. protocol.ReplyReader): then every process of the run is killed
     at once, whatever it still does, and the status is "done".
+    outbox: what the reader sends the child while it runs, on file descriptor 4 (see outbox.py).
     """
     for name in files:
         check_name(name)
@@ -123,12 +126,14 @@ def run(
                 raise RuntimeError(f"cgroup {isolation.cgroups} asked for, but {reason or 'not the one in use'}")
             extra = BWRAP_PROCESSES if isolation.level == "bubblewrap" else 0
             group = tree.create(limits, extra)
-        return _run(base, files, script, stdin, limits, isolation, uid, group, reader)
+        return _run(base, files, script, stdin, limits, isolation, uid, group, reader, outbox)
     except Stopped:
         return _cancelled(started)
     except Exception as error:  # a failure of ours, not of the child: say so rather than crash a grading thread
         return RunResult("sandbox-error", None, b"", b"", time.monotonic() - started, 0.0, f"sandbox failed: {error!r}")
     finally:
+        if outbox is not None:
+            outbox.shut()
         if group is not None:
             group.remove()
         if base is not None:
@@ -153,6 +158,7 @@ def _run(
     uid: int | None,
     group: Group | None,
     reader=None,
+    outbox: Outbox | None = None,
 ) -> RunResult:
     python, prefix = child_python()
     folder, tmp = prepare(base, files, uid)
@@ -204,12 +210,19 @@ def _run(
     out_r, out_w = os.pipe()
     reply_r, reply_w = os.pipe()
     out_w, reply_w = _high(out_w), _high(reply_w)
+    handed = [in_fd, out_w, reply_w]  # the child's ends, closed here once it is spawned
     actions = [
         (os.POSIX_SPAWN_DUP2, in_fd, 0),
         (os.POSIX_SPAWN_DUP2, out_w, 1),
         (os.POSIX_SPAWN_DUP2, out_w, 2),
         (os.POSIX_SPAWN_DUP2, reply_w, 3),
-    ] + [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited_fds({in_fd, out_w, reply_w, out_r, reply_r})]
+    ]
+    if outbox is not None:
+        more_r = _high(outbox.open())
+        handed.append(more_r)
+        actions.append((os.POSIX_SPAWN_DUP2, more_r, MORE_FD))
+    ours = {*handed, out_r, reply_r, outbox.fd if outbox is not None else -1}
+    actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited_fds(ours)]
     try:
         try:
             # posix_spawn is safe with several grading threads (no Python code runs between fork and exec); spawn()
@@ -224,9 +237,9 @@ def _run(
                 setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, signal.SIGXCPU),  # Python ignores the first two
             )
         finally:
-            for fd in (in_fd, out_w, reply_w):
+            for fd in handed:
                 os.close(fd)
-        run = Supervisor(pid, out_r, reply_r, limits, isolation, uid, group, watch, reader)
+        run = Supervisor(pid, out_r, reply_r, limits, isolation, uid, group, watch, reader, outbox)
         outcome = run.supervise()
         if outcome.returncode == WRAPPER_FAILED and token.encode() in outcome.output:
             text = outcome.output.replace(token.encode(), b"").decode(errors="replace").strip()

@@ -34,8 +34,9 @@ _WINDOW = 1.0  # the wall-clock backstop looks at this much recent history to te
 class Supervisor:
     """Watch one child: collect its output and reply, enforce the whole run's limits, kill everything at the end."""
 
-    def __init__(self, pid, out_r, reply_r, limits, isolation, uid, group, watch, reader=None):
-        self.pid, self.out_r, self.reply_r, self.reader = pid, out_r, reply_r, reader
+    def __init__(self, pid, out_r, reply_r, limits, isolation, uid, group, watch, reader=None, outbox=None):
+        self.pid, self.out_r, self.reply_r, self.reader, self.outbox = pid, out_r, reply_r, reader, outbox
+        self.writing = False  # the outbox's pipe is watched for room
         self.limits, self.isolation, self.uid, self.group, self.watch = limits, isolation, uid, group, watch
         self.spawned = time.monotonic()
         self.status = ""
@@ -137,6 +138,7 @@ class Supervisor:
         if pidfd >= 0:
             selector.register(pidfd, selectors.EVENT_READ)
         watching_stop = True
+        self._pump(selector)
         # Without cgroups nothing needs a look before the deadline (no fork; RLIMIT_CPU decides), unless watched.
         next_look = self.spawned
         if self.group is None and not self.watch:
@@ -176,6 +178,9 @@ class Supervisor:
                             selector.unregister(stop_fd)  # it stays readable: look once, not in a busy loop
                             watching_stop = False
                         continue
+                    if self.outbox is not None and fd == self.outbox.fd:
+                        self._pump(selector)
+                        continue
                     data = os.read(fd, _CHUNK)
                     if not data:
                         selector.unregister(fd)
@@ -190,6 +195,8 @@ class Supervisor:
                         if self.reader.feed(data):  # its last line (or a broken protocol): nothing else counts
                             self.status, self.detail = "done", done_detail()
                             next_look = time.monotonic()
+                        elif self.outbox is not None:
+                            self._pump(selector)  # what the reader queued on reading this
                     elif len(reply) + len(data) <= REPLY_CAP:
                         reply += data
                     else:
@@ -200,6 +207,8 @@ class Supervisor:
             selector.close()
             if pidfd >= 0:
                 os.close(pidfd)
+            if self.outbox is not None:
+                self.outbox.shut()
             if wait_status is None:  # an exception of ours: still leave nothing behind
                 self.kill_all()
                 os.wait4(pid, 0)
@@ -233,6 +242,20 @@ class Supervisor:
                 if dropped:
                     detail = f"{dropped} bytes of output beyond the first {limits.output_bytes} were discarded"
         return RunResult(status, code, bytes(reply), bytes(output), end - self.spawned, cpu, detail)
+
+    def _pump(self, selector: selectors.BaseSelector) -> None:
+        """Write what the outbox holds as far as its pipe takes it; watch the pipe for room while some is left."""
+        fd = self.outbox.fd if self.outbox is not None else -1
+        if fd < 0:
+            return
+        more = self.outbox.pump()
+        if more and not self.writing:
+            selector.register(fd, selectors.EVENT_WRITE)
+        elif not more and self.writing:
+            selector.unregister(fd)
+        self.writing = more
+        if self.outbox.finished:
+            self.outbox.shut()  # the child reads end-of-file after the last of it
 
 
 def _children(pid: int) -> list[int]:

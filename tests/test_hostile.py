@@ -35,7 +35,7 @@ HONEST = {"network": RULES.points, "output_flood": RULES.points, "fork_setsid": 
 HONEST.update(
     rewrite_board=RULES.points, none_on_board=RULES.points - 1, patch_same_board=RULES.points, linger=RULES.points
 )
-HONEST["leak_at_import"] = 2  # no hidden board is in the job at import, so it loads: winner's None is right on two checks
+HONEST["leak_at_import"] = 2  # no hidden board is in its job at import, so it loads: None is right twice
 
 
 class Listener:

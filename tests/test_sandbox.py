@@ -1,5 +1,6 @@
 """Does the sandbox contain hostile children at every isolation level this machine offers? (Real processes.)"""
 
+import hashlib
 import os
 import shutil
 import signal
@@ -311,6 +312,65 @@ def test_concurrent_runs_from_threads(level):
     if os.geteuid() == 0:
         assert len({o.reply.split()[1] for o in outcomes}) == 4
     assert threading.active_count() >= 1
+
+
+class Answering:
+    """A reader that, on the child's first line, sends it `more` on its outbox and then reads to the child's end."""
+
+    def __init__(self, more: bytes):
+        self.more, self.outbox, self.read = more, sandbox.Outbox(), b""
+
+    def feed(self, data: bytes) -> bool:
+        if not self.read and b"\n" in data:
+            self.outbox.send(self.more, last=True)
+        self.read += data
+        return False
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_what_the_reader_sends_reaches_the_child_after_its_first_line(level):
+    """Does the child read on fd 4 exactly what its reader sent once the first line came, however large, then the
+    end of it?"""
+    more = os.urandom(3 << 20)  # more than the pipe holds: written as the child reads it
+    code = (
+        "import hashlib, os\nos.write(3, b'ready\\n')\nread = b''\n"
+        "while chunk := os.read(4, 1 << 16):\n    read += chunk\n"
+        "os.write(3, hashlib.sha256(read).hexdigest().encode())\n"
+    )
+    reader = Answering(more)
+    outcome = sandbox.run({"child.py": code.encode()}, "child.py", b"", QUICK, level, reader, reader.outbox)
+    assert outcome.status == "exited", outcome
+    assert reader.read == b"ready\n" + hashlib.sha256(more).hexdigest().encode()
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_child_that_never_reads_what_it_is_sent_does_not_hold_the_run(level):
+    """Does a child that ignores fd 4 (or closes it) end as it would, the parent never blocked by what it sends?"""
+    for code in ("import os\nos.write(3, b'ready\\n')\n", "import os\nos.close(4)\nos.write(3, b'ready\\n')\n"):
+        reader = Answering(b"x" * (8 << 20))
+        outcome = sandbox.run({"child.py": code.encode()}, "child.py", b"", QUICK, level, reader, reader.outbox)
+        assert (outcome.status, outcome.returncode, reader.read) == ("exited", 0, b"ready\n")
+        assert outcome.wall_seconds < 3
+
+
+def test_two_threads_asking_for_the_isolation_at_once_try_it_once(monkeypatch):
+    """When the grader's threads ask which isolation works before it is known (the verb's early trial and the class
+    loop), is it tried once, and do both get that one answer?"""
+    from autograder.grading.sandbox import isolation, runner
+
+    monkeypatch.setattr(isolation, "_isolation", None)
+    tried = []
+
+    def counted(*args, **kwargs):
+        tried.append(args[1])
+        time.sleep(0.2)  # long enough for the other thread to arrive while this trial runs
+        return runner.run(*args, **kwargs)
+
+    with ThreadPoolExecutor(2) as pool:
+        found = list(pool.map(lambda _: isolation.detect_with(counted), range(2)))
+    assert found[0] is found[1]
+    assert len(tried) == (1 if found[0].level == "bubblewrap" else 0)
+    assert sandbox.detect() is found[0]
 
 
 def test_forcing_the_fallback_with_the_environment(monkeypatch):

@@ -276,6 +276,26 @@ def test_a_failure_in_one_of_a_class_of_ones_stages_side_by_side_is_that_submiss
     assert list(gradebook(out).execute("SELECT student FROM submissions")) == []
 
 
+def test_a_crash_on_one_worked_example_still_asks_the_hidden_boards(tmp_path):
+    """When the stage's child dies on a visible example (os._exit in to_move, after winner's replies were sent), is
+    its hidden job still asked, of a child of its own, so that winner's hidden checks keep their points?"""
+    crash = (
+        "\n\nimport os\nimport time\n\n_winner, _to_move = winner, to_move\n\n\ndef winner(board):\n"
+        '    if "".join(board) == "XOXOXOXOX":  # its last example: the child sends what it has after a slow call\n'
+        "        time.sleep(0.05)\n    return _winner(board)\n\n\ndef to_move(board):\n"
+        '    if "".join(board) == "OO  X  X ":  # its last example\n        os._exit(1)\n    return _to_move(board)\n'
+    )
+    write_student(tmp_path / "class" / "ada", {"01_rules": reference("01_rules") + crash})
+    result = grade(tmp_path / "class", tmp_path / "out")
+    assert result.returncode == 0, result.stderr[-2000:]
+    tests = json.loads((tmp_path / "out" / "ada" / "results.json").read_text())["tests"]
+    status = {t["extra_data"]["check"]: t["status"] for t in tests if t["extra_data"]["stage"] == "01_rules"}
+    winner = ("winner/examples", "winner/no-line", "winner/rows", "winner/columns", "winner/diagonals")
+    assert {status[check] for check in winner} == {"passed"}, status
+    assert status["to_move/examples"] == status["to_move/all-positions"] == "failed"
+    assert read_grades(tmp_path / "out")["ada"]["01_rules"] == "6"
+
+
 def test_one_submissions_stages_on_several_cores_grade_as_one_at_a_time(tmp_path):
     """A class of one runs its stages side by side (--jobs 2): the same grades, every result in the course's order."""
     from tests.test_golden import normalised_results

@@ -44,7 +44,7 @@ def held_back(result: SubmissionResult) -> SubmissionResult:
     A hidden test keeps its title, points and pass or fail; its output becomes the note the pages show (or
     stays empty when there was none), its outcome says only passed or failed, and the wrong answers kept for
     the class statistics (their boards) and the counterexample the class report draws are dropped. The times are
-    left out too (0): the hidden run's share of them is the student's code's to choose, so to the millisecond
+    left out too (0): the hidden job's share of them is the student's code's to choose, so to the millisecond
     they could spell out a hidden board.
     """
     stages = {

@@ -94,7 +94,7 @@ def tampered(why: str, in_memo_child: bool = False) -> str:
     return f"{TAMPERED}: in the memo experiment's child, {why}" if in_memo_child else f"{TAMPERED}: {why}"
 
 
-# The hidden run's words: only what the grader itself knows, never a text, number or name the child wrote.
+# The hidden job's words: only what the grader itself knows, never a text, number or name the child wrote.
 TAMPERED_HIDDEN = f"{TAMPERED}: in the hidden tests' run"
 
 

@@ -58,8 +58,8 @@ class Unanswered:
 def unanswered(run, limits, seconds: float, what: str = "the stage", hidden: bool = False) -> Unanswered:
     """run: the sandbox's RunResult; limits: the Limits it ran under; seconds: the CPU limit the student set.
 
-    hidden: the hidden run, whose words must carry nothing the child chose (a signal it killed itself with,
-    an exit code): only the kind of ending and the grader's own limits.
+    hidden: the run had the hidden job, so its words must carry nothing the child chose (a signal it killed itself
+    with, an exit code): only the kind of ending and the grader's own limits.
     """
     # The sandbox ends a run at its CPU limit itself; SIGXCPU is the per-process limit kept as a backstop.
     if run.status == "timeout" and run.detail.startswith(WALL_CAP):
@@ -143,8 +143,8 @@ def judge_calls(
 ) -> TestResult:
     """Compare every case of a call check; the first problems found make the feedback.
 
-    unanswered: what became of the calls the visible run (or the only run) never answered; hidden_unanswered:
-    those of the hidden run (plan.hidden_ids), when there was one.
+    unanswered: what became of the calls of the visible job never answered; hidden_unanswered: those of the
+    hidden job (plan.hidden_ids), when there was one.
     """
     values = replies.values
     step_ids, forms, several = plan.quick[check.id]

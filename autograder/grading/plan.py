@@ -102,7 +102,7 @@ def _build_plan(stage_id: str) -> Plan:
                     step["seconds"] = CALL_SECONDS
                 steps.append(step)
             expected[check.id].append((ids[key], encodings(one.accept), one))
-    # A step of a visible check is asked in the visible run, even when a hidden check shares it: it is no secret.
+    # A step of a visible check is asked in the visible job, even when a hidden check shares it: it is no secret.
     visible_ids = frozenset(step_id for check in checks if check.visible for step_id, _, _ in expected[check.id])
     hidden_ids = frozenset(step["id"] for step in steps) - visible_ids
     more = {"more": MORE_FD} if hidden_ids else {}  # the hidden job follows on that descriptor (judge.py)

@@ -353,26 +353,6 @@ def test_a_child_that_never_reads_what_it_is_sent_does_not_hold_the_run(level):
         assert outcome.wall_seconds < 3
 
 
-def test_two_threads_asking_for_the_isolation_at_once_try_it_once(monkeypatch):
-    """When the grader's threads ask which isolation works before it is known (the verb's early trial and the class
-    loop), is it tried once, and do both get that one answer?"""
-    from autograder.grading.sandbox import isolation, runner
-
-    monkeypatch.setattr(isolation, "_isolation", None)
-    tried = []
-
-    def counted(*args, **kwargs):
-        tried.append(args[1])
-        time.sleep(0.2)  # long enough for the other thread to arrive while this trial runs
-        return runner.run(*args, **kwargs)
-
-    with ThreadPoolExecutor(2) as pool:
-        found = list(pool.map(lambda _: isolation.detect_with(counted), range(2)))
-    assert found[0] is found[1]
-    assert len(tried) == (1 if found[0].level == "bubblewrap" else 0)
-    assert sandbox.detect() is found[0]
-
-
 def test_forcing_the_fallback_with_the_environment(monkeypatch):
     """Does AUTOGRADE_ISOLATION=rlimits make detect() choose the fallback, saying why?"""
     monkeypatch.setenv("AUTOGRADE_ISOLATION", "rlimits")

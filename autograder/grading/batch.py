@@ -55,7 +55,7 @@ class Batch:
         try:
             result = cleaned(self.course.applied(name, self._with_commit(name, result), self.files.get(name)))
             if store is not None:
-                from autograder.outputs.report import row_html  # imported meanwhile (verbs/grade.py _meanwhile)
+                from autograder.outputs.report import row_html  # imported meanwhile (verbs/grade.py _import_meanwhile)
 
                 # Drawn once, here: a result the class report could not draw is this student's fault alone.
                 row = row_html(name, result, self.folders)

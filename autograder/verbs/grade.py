@@ -9,9 +9,14 @@ grades.csv, each student's results.json and feedback.html, the gradebook and rep
 import importlib
 import threading
 
-from autograder.grading import sandbox
+from autograder.admin.course import load_course
+from autograder.admin.overrides import OverridesError
+from autograder.admin.policy import PolicyError
+from autograder.admin.roster import RosterError
+from autograder.grading.class_loop import grade_class, read_class
 from autograder.grading.interrupt import first_interrupt_sets
 from autograder.grading.options import GradeOptions, OptionsError, parse_options
+from autograder.grading.submissions import ClassError
 from autograder.outputs.command_line import fail
 
 PROG = "autograde grade"
@@ -22,27 +27,16 @@ def main(argv: list[str] | None = None) -> int:
         options = parse_options(argv)
     except OptionsError as error:
         return fail(PROG, str(error))
-    detecting = _meanwhile("autograder.outputs.console", "autograder.outputs.report")
+    _import_meanwhile("autograder.outputs.console", "autograder.outputs.report")
     stop = threading.Event()
-    try:
-        with first_interrupt_sets(stop):
-            return _grade(options, stop)
-    finally:
-        detecting.join()  # its run is cleaned up before the process ends, even when grading never asked for it
+    with first_interrupt_sets(stop):
+        return _grade(options, stop)
 
 
-def _meanwhile(*modules: str) -> threading.Thread:
-    """Start what this thread would otherwise wait for, while it imports the grading and admin modules and reads the
-    class (one core's work): the sandbox's trial of which isolation works here (it waits on real children: the
-    largest wait before a class of one is graded), and the import of the terminal's and the pages' modules (rich,
-    Jinja2, markdown-it, the report's views). Whoever needs one first waits for it (detect's lock, Python's lock per
-    module); a failure is left to that caller. Returns the detecting thread."""
-
-    def detect() -> None:
-        try:
-            sandbox.detect()
-        except Exception:  # noqa: BLE001 (raised again where grading asks for the isolation, with its message)
-            return
+def _import_meanwhile(*modules: str) -> None:
+    """Import the terminal's and the pages' modules (rich, Jinja2, markdown-it, the report's views: a third of a
+    class of one's start) in a thread, while this one reads the class and the first children run, which is mostly
+    waiting. Whoever needs one first waits for it (Python's lock per module); a failure is left to that import."""
 
     def imports() -> None:
         for name in modules:
@@ -51,20 +45,10 @@ def _meanwhile(*modules: str) -> threading.Thread:
             except Exception:  # noqa: BLE001 (raised again where it is imported for use)
                 return
 
-    detecting = threading.Thread(target=detect, name="detect-isolation", daemon=True)
-    detecting.start()
     threading.Thread(target=imports, name="import-pages", daemon=True).start()
-    return detecting
 
 
 def _grade(options: GradeOptions, stop: threading.Event) -> int:
-    from autograder.admin.course import load_course
-    from autograder.admin.overrides import OverridesError
-    from autograder.admin.policy import PolicyError
-    from autograder.admin.roster import RosterError
-    from autograder.grading.class_loop import grade_class, read_class
-    from autograder.grading.submissions import ClassError
-
     try:
         found = read_class(options)
     except (ClassError, OSError) as error:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -24,7 +23,6 @@ class Isolation:
 
 
 _isolation: Isolation | None = None
-_detecting = threading.Lock()
 
 
 def _limits_text(tree: Tree | None, reason: str) -> str:
@@ -47,15 +45,10 @@ def detect_with(run: Run, fresh: bool = False) -> Isolation:
     Raises RuntimeError (one line) when the only thing left would be no isolation from the grader and
     AUTOGRADE_ISOLATION=none was not given, or when a level or cgroup version forced by the environment fails.
     """
-    with _detecting:  # one trial at a time: a caller that comes during another's waits for its answer
-        with cache_lock:
-            if _isolation is not None and not fresh:
-                return _isolation
-        return _detect(run, fresh)
-
-
-def _detect(run: Run, fresh: bool) -> Isolation:
     global _isolation
+    with cache_lock:
+        if _isolation is not None and not fresh:
+            return _isolation
     forced = os.environ.get("AUTOGRADE_ISOLATION", "").strip().lower()
     if forced not in ("", "bubblewrap", "rlimits", "none"):
         raise RuntimeError(f"AUTOGRADE_ISOLATION={forced!r}: use bubblewrap, rlimits or none")

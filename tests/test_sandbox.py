@@ -322,7 +322,7 @@ class Answering:
 
     def feed(self, data: bytes) -> bool:
         if not self.read and b"\n" in data:
-            self.outbox.send(self.more, last=True)
+            self.outbox.send(self.more)
         self.read += data
         return False
 

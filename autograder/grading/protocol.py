@@ -164,7 +164,7 @@ class StageReader:
             if not (replies.done and not replies.tampered and self.plan.hidden_ids):
                 return True
             self.hidden = ReplyReader(self.plan, ids=self.plan.hidden_ids, imported=True)
-            self.outbox.send(self.plan.hidden_job, last=True)
+            self.outbox.send(self.plan.hidden_job)
             data = self.visible.rest
         return self.hidden.feed(data) if data else False
 

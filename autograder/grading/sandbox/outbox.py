@@ -18,14 +18,12 @@ _PIPE_BYTES = 1 << 20  # asked for the pipe (the kernel's default limit for any 
 class Outbox:
     def __init__(self) -> None:
         self.pending = bytearray()
-        self.closing = False  # nothing more will be queued: close the pipe once pending is written
+        self.closing = False  # all is queued: close the pipe once pending is written
         self.fd = -1  # the parent's end, while it is open (the supervisor's)
 
-    def send(self, data: bytes, last: bool = False) -> None:
+    def send(self, data: bytes) -> None:
+        """Queue data, all that the child is sent: the pipe is closed once it is written."""
         self.pending += data
-        self.closing = self.closing or last
-
-    def close(self) -> None:
         self.closing = True
 
     def open(self) -> int:

@@ -695,6 +695,7 @@ def _fallback_leaves_nothing(private: bool):
     places = ("/run/lock", "/dev/shm", "/tmp", "/var/tmp")
     code = LEAVE_BEHIND.format(token=token, key=key, linger=0 if private else 10)
     outcome = run(code, RLIMITS, Limits(cpu_seconds=10, wall_seconds=20))
+    assert outcome.reply, outcome  # once seen empty with three test workers: say how the run ended
     segment, *written = outcome.reply.split()
     assert int(segment) >= 0, outcome  # it did create a shared-memory segment
     if private:  # a private 64 MiB tmpfs: the writes fail there, like under bubblewrap

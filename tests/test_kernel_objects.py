@@ -8,6 +8,7 @@ import os
 import platform
 import subprocess
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -84,11 +85,19 @@ def honest(level) -> bytes:
     return outcome.reply
 
 
+def from_grading_thread(*args):
+    """sandbox.run(*args) in a thread of a grading pool, which spawns its children itself (keyrings.spawning_thread)."""
+    with ThreadPoolExecutor(max_workers=1, initializer=sandbox.spawning_thread) as pool:
+        return pool.submit(sandbox.run, *args).result()
+
+
 @KEYRINGS
 @pytest.mark.parametrize("level", LEVELS)
-def test_a_run_neither_reads_nor_keeps_a_key_in_the_graders_session_keyring(level):
+@pytest.mark.parametrize("run", [sandbox.run, from_grading_thread], ids=["spawning thread", "grading thread"])
+def test_a_run_neither_reads_nor_keeps_a_key_in_the_graders_session_keyring(level, run):
     """Started from a login session (a session keyring holding an instructor's key), can a child read that key by
-    its id or by searching, or leave a key of its own in the grader's session?"""
+    its id or by searching, or leave a key of its own in the grader's session? Whether the run is spawned by the
+    sandbox's spawning thread or by a grading thread of a pool, which inherited that keyring when it started."""
     if not keyctl_available():
         pytest.skip("keyrings are not available here (seccomp or kernel)")
 
@@ -105,7 +114,7 @@ left = add("left-behind", b"student", -3)
 os.write(3, json.dumps({{"read": read({key}), "search": search, "mine": keyctl(0, -3, 0), "left": left}}).encode())
 """
         )
-        outcome = sandbox.run({"c.py": code.encode()}, "c.py", b"", QUICK, level)
+        outcome = run({"c.py": code.encode()}, "c.py", b"", QUICK, level)
         return key, secret, outcome, session_keys()
 
     key, secret, outcome, after = in_thread(scenario)

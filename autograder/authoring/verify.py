@@ -48,7 +48,7 @@ def grade_course(jobs: int, stages: list[Stage] | None = None) -> list[tuple[Row
         _, stage, path, _ = row
         return grade_stage(stage, path.read_text(), isolation, seconds=sandbox.DEFAULT_STAGE_SECONDS)
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with ThreadPoolExecutor(max_workers=jobs, initializer=sandbox.spawning_thread) as pool:
         return list(zip(rows, pool.map(grade, rows), strict=True))
 
 

@@ -224,7 +224,7 @@ def _grade_pending(
     done together; None when all were, the exit status when the run was interrupted (after winding it down).
 
     class_size: the students of this run, graded or not, for the line saying how many are stored."""
-    pool = ThreadPoolExecutor(max_workers=options.jobs)
+    pool = ThreadPoolExecutor(max_workers=options.jobs, initializer=sandbox.spawning_thread)
     futures: dict[Future, Submission] = {}
     if not stop.is_set():
         # One submission on several cores (a --student rerun, a shard of one): its stages share the cores.

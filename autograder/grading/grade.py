@@ -89,7 +89,7 @@ def grade_submission(
         else:
             to_run.append(stage)
     if parallel > 1 and len(to_run) > 1:
-        with ThreadPoolExecutor(max_workers=min(parallel, len(to_run))) as pool:
+        with ThreadPoolExecutor(max_workers=min(parallel, len(to_run)), initializer=sandbox.spawning_thread) as pool:
             futures = [(stage, pool.submit(graded, stage)) for stage in to_run]
             for stage, future in futures:  # the first failure in stage order is the one raised
                 stages[stage.id] = future.result()

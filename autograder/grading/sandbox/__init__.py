@@ -41,6 +41,7 @@ from autograder.grading.sandbox.cgroups import cgroups_in_use
 from autograder.grading.sandbox.fallback import hide, shared_places
 from autograder.grading.sandbox.host import child_python, is_root
 from autograder.grading.sandbox.isolation import Isolation
+from autograder.grading.sandbox.keyrings import spawning_thread
 from autograder.grading.sandbox.limits import (
     DEFAULT_STAGE_SECONDS,
     PATIENT_PROBE_LIMITS,
@@ -78,6 +79,7 @@ __all__ = [
     "is_root",
     "run",
     "shared_places",
+    "spawning_thread",
     "stop_all",
     "student_budget",
     "wall_backstop",

@@ -226,7 +226,7 @@ def _run(
     try:
         try:
             # posix_spawn is safe with several grading threads (no Python code runs between fork and exec); spawn()
-            # calls it from the one thread whose session keyring is fresh for each child (see keyrings).
+            # calls it from a thread whose session keyring is fresh for each child (see keyrings).
             pid = spawn(
                 argv[0],
                 argv,

@@ -802,28 +802,42 @@ def test_without_cgroups_a_run_starts_while_its_uid_still_has_a_process(level, m
         lingering.wait()
 
 
+def take(pool: uids.UidPool, uid: int) -> tuple[int, int]:
+    """pool.acquire(), starting its round at uid (another test's run may hold uid: then the pool takes the next)."""
+    pool._next = uid - uids.UID_BASE
+    return pool.acquire()
+
+
 @ROOT_ONLY
-def test_run_folders_a_dead_grader_left_go_when_a_grader_first_takes_their_uid():
-    """Is the run folder a killed grader left under a uid removed the first time this grader takes that uid (and
-    only then: its own runs remove their folders, so later takes of the uid need not look)?"""
-    fresh = uids.UidPool()
-    uid, lock = fresh.acquire()
+def test_what_a_grader_that_died_left_under_a_uid_goes_when_the_uid_is_next_taken():
+    """A grader dies holding a run uid (its lock file still says taken), leaving a process and a run folder under
+    it. Are both gone when the uid is next taken, even by a grader that took it cleanly before; and does a take
+    after a clean release leave the uid as it is (our runs leave nothing, so it need not look)?"""
+    again = uids.UidPool()
+    uid, lock = again.acquire()
     uids.UidPool.release(lock)
+    dead = uids.UidPool()
+    taken, lock = take(dead, uid)
+    if taken != uid:
+        uids.UidPool.release(lock)
+        pytest.skip(f"another run holds uid {uid} now")
     left = Path(sandbox.folders.runs_dir(), f"autograde-run-{uid}-{uuid.uuid4().hex}")
     (left / "submission").mkdir(parents=True)
+    lingering = subprocess.Popen(["sleep", "60"], user=uid, group=uid, extra_groups=[])
+    os.close(lock)  # the grader dies: the kernel drops its lock and nobody says the uid is clean
     try:
-        again = uids.UidPool()
-        again._next = uid - uids.UID_BASE
-        taken, lock = again.acquire()
+        taken, lock = take(again, uid)
         uids.UidPool.release(lock)
-        if taken == uid:  # another test's run may hold uid at this moment; then the pool takes the next one
+        if taken == uid:
+            assert lingering.wait(timeout=10) == -signal.SIGKILL
             assert not left.exists()
             left.mkdir()
-            again._next = uid - uids.UID_BASE
-            taken, lock = again.acquire()
+            taken, lock = take(again, uid)
             uids.UidPool.release(lock)
-            assert taken != uid or left.exists()  # the second take of uid did not look
+            assert taken != uid or left.exists()  # the take after a clean release did not look
     finally:
+        lingering.kill()
+        lingering.wait()
         shutil.rmtree(left, ignore_errors=True)
 
 

@@ -19,13 +19,17 @@ from autograder.grading.sandbox.stopping import Stopped, stop_requested
 
 UID_BASE = 61000
 UID_COUNT = 64
+# What a uid's lock file says about the uid: TAKEN from a take to its release, CLEAN once a release found that run's
+# processes and folders gone. A take that finds anything else (TAKEN: its grader died holding the lock; nothing: a
+# new file, or a grader from before these words) clears the uid first. A take that finds CLEAN costs one read,
+# where a look at /proc and the run folders costs milliseconds holding the GIL.
+TAKEN, CLEAN = b"taken", b"clean"
 
 
 class UidPool:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._next = 0
-        self._swept: set[int] = set()
         self._retired: set[int] = set()  # uids a run left owning kernel keys we could not remove (see keyrings)
 
     @staticmethod
@@ -53,18 +57,17 @@ class UidPool:
                         continue
                     # Round robin, so a uid whose killed processes are still being reaped rests a while.
                     self._next = (start + i + 1) % UID_COUNT
-                    first_use = uid not in self._swept
-                    self._swept.add(uid)
                     break
                 else:
                     uid = -1
                     if len(self._retired) == UID_COUNT:
                         raise RuntimeError("every run uid was retired: runs left kernel keys that could not be removed")
             if uid >= 0:
-                if first_use:  # what a grader that crashed left under this uid; our own runs leave nothing
+                if os.pread(fd, len(CLEAN), 0) != CLEAN:  # what a grader that died holding it left under this uid
                     if processes_of(uid):
-                        kill_uid(uid)  # its leftover processes would count against RLIMIT_NPROC
+                        kill_uid(uid)  # its leftover processes would count against RLIMIT_NPROC, or meddle
                     _remove_stale_folders(uid)
+                os.pwrite(fd, TAKEN, 0)
                 return uid, fd
             if stop_requested.is_set():
                 raise Stopped()
@@ -94,6 +97,9 @@ class UidPool:
 
     @staticmethod
     def release(fd: int) -> None:
+        """Give the uid back once its run is over: the supervisor killed every process of the run and the runner
+        removed its folder (a grader that dies before this leaves the lock file saying TAKEN)."""
+        os.pwrite(fd, CLEAN, 0)
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 

@@ -5,6 +5,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -133,3 +136,24 @@ def test_a_class_grades_the_same_from_a_cold_cache_and_a_warm_one(folder, tmp_pa
         if run == "cold":
             assert len(list(folder.glob("*.pickle"))) >= 10  # each stage's checks or outline, kept
     assert outputs[0] == outputs[1]
+
+
+def test_what_threads_ask_for_at_once_is_built_once_per_stage():
+    """Grading threads start a class together and all ask for stage one's checks: is each stage's value built once
+    (the others wait for it and get the same object), while another stage is still built for itself?"""
+    builds: list[str] = []
+    first = threading.Event()
+
+    @cache.built_once
+    def load(stage_id):
+        builds.append(stage_id)
+        first.set()
+        time.sleep(0.2)  # a slow load: the other threads arrive while it runs
+        return object()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        values = list(pool.map(load, ["01_rules"] * 4))
+        assert first.wait(5)
+        other = pool.submit(load, "02_count_games").result()
+    assert builds == ["01_rules", "02_count_games"]
+    assert all(value is values[0] for value in values) and other is not values[0]

@@ -21,13 +21,12 @@ import multiprocessing
 import os
 import signal
 import sys
-import threading
 import time
 import types
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
-from autograder.course.cache import cached
+from autograder.course.cache import built_once, cached
 from autograder.course.checks import stage_checks
 from autograder.course.stages import ROOT, STAGE_BY_ID, Stage
 from autograder.grading import child
@@ -100,17 +99,9 @@ def _digest(stage: Stage) -> str:
     return digest.hexdigest()[:12]
 
 
-_locks: dict[str, threading.Lock] = {stage_id: threading.Lock() for stage_id in STAGE_BY_ID}
-
-
+@built_once  # the grader's threads judge stages at once: one of them builds, the others wait
 def known_mistakes(stage_id: str) -> tuple[Known, ...]:
     """Every known mistake of the stage with its answers, built once for this suite and these variants."""
-    with _locks[stage_id]:  # the grader's threads judge stages at once: one of them builds, the others wait
-        return _known(stage_id)
-
-
-@functools.cache
-def _known(stage_id: str) -> tuple[Known, ...]:
     stage, plan = STAGE_BY_ID[stage_id], stage_plan(stage_id)
     try:
         catalogue = cached(f"{stage_id}-mistakes-{_digest(stage)}", lambda: _build(stage))

@@ -10,12 +10,11 @@ step ids of its cases and the child's encodings of every right answer, so a subm
 judged by comparing strings, without decoding anything.
 """
 
-import functools
 import marshal
 from collections import Counter
 from dataclasses import dataclass, field
 
-from autograder.course.cache import cached
+from autograder.course.cache import built_once, cached
 from autograder.course.checks import Case, Check, stage_checks
 from autograder.course.stages import FUNCTIONS, STAGE_BY_ID, Stage
 from autograder.grading.child import encode
@@ -78,7 +77,7 @@ def encodings(answers) -> frozenset[str]:
     return frozenset(forms)
 
 
-@functools.cache
+@built_once
 def stage_plan(stage_id: str) -> Plan:
     """The stage's plan: its children's jobs and every answer they are judged against, kept between runs."""
     return cached(f"{stage_id}-plan", lambda: _build_plan(stage_id))

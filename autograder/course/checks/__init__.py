@@ -5,11 +5,11 @@ oracle from the reference solutions). The child only makes calls; judging happen
 autograder.grading.judge, in the trusted process.
 """
 
-import functools
 import importlib
 import random
 from dataclasses import dataclass, field, replace
 
+from autograder.course.cache import built_once, cached
 from autograder.course.stages import STAGE_BY_ID
 
 Board = tuple[str, ...]
@@ -84,20 +84,17 @@ def unchanged(function_names: str) -> Check:
     )
 
 
-@functools.cache
+@built_once
 def stage_checks(stage_id: str) -> tuple[Check, ...]:
     """All checks of one stage, visible ones first; their points add up to the stage's points. Built once for a
     suite and kept between runs (course/cache.py)."""
-    from autograder.course.cache import cached
-
     return cached(stage_id, lambda: _build_checks(stage_id))
 
 
-@functools.cache
+@built_once
 def stage_outline(stage_id: str) -> tuple[Check, ...]:
     """The stage's checks without their cases: what a result lists when the stage was not run (not submitted,
     unreadable), for the price of a small file instead of every case's answers."""
-    from autograder.course.cache import cached
 
     def outline():
         return tuple(replace(check, cases=[], memo_contents=None) for check in stage_checks(stage_id))

@@ -841,6 +841,33 @@ def test_what_a_grader_that_died_left_under_a_uid_goes_when_the_uid_is_next_take
         shutil.rmtree(left, ignore_errors=True)
 
 
+@ROOT_ONLY
+def test_a_run_folder_that_could_not_be_removed_goes_when_its_uid_is_next_taken(monkeypatch):
+    """rmtree fails on a run's folder (as it may on a full or failing disk): does the release leave the uid's lock
+    file saying taken, so the next take of that uid removes the folder, rather than say clean and leave it?"""
+    from autograder.grading.sandbox import runner
+
+    kept = []
+
+    def failing_rmtree(path, ignore_errors=False):  # what rmtree(ignore_errors=True) does when every unlink fails
+        kept.append(Path(path))
+
+    monkeypatch.setattr(runner, "shutil", type("Shutil", (), {"rmtree": staticmethod(failing_rmtree)}))
+    outcome = run("print('ok')", sandbox.detect())
+    monkeypatch.undo()
+    assert outcome.status == "exited", outcome.detail
+    (left,) = kept
+    uid = int(left.name.split("-")[2])
+    try:
+        assert left.is_dir()
+        assert Path(uids.UidPool.folder(), str(uid)).read_bytes().startswith(uids.TAKEN)
+        taken, lock = take(uids.UidPool(), uid)
+        uids.UidPool.release(lock)
+        assert taken != uid or not left.exists()
+    finally:
+        shutil.rmtree(left, ignore_errors=True)
+
+
 def test_cgroups_can_be_turned_off_with_the_environment(monkeypatch):
     """Does AUTOGRADE_CGROUPS=none make detect() report no cgroups, and say so in its detail?"""
     monkeypatch.setenv("AUTOGRADE_CGROUPS", "none")

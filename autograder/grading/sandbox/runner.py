@@ -136,14 +136,16 @@ def run(
             outbox.shut()
         if group is not None:
             group.remove()
+        removed = True
         if base is not None:
             shutil.rmtree(base, ignore_errors=True)
+            removed = not os.path.lexists(base)  # if not, the next take of this uid removes it
         if uid is not None:
             try:
                 if not clear_uid(uid, child_python()[0]):  # its keyrings: later runs get this uid too
                     pool.retire(uid)
             finally:
-                pool.release(lock_fd)
+                pool.release(lock_fd, clean=removed)
         with active_runs_lock:
             active_runs[0] -= 1
 

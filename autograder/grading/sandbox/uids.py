@@ -20,7 +20,7 @@ from autograder.grading.sandbox.stopping import Stopped, stop_requested
 UID_BASE = 61000
 UID_COUNT = 64
 # What a uid's lock file says about the uid: TAKEN from a take to its release, CLEAN once a release found that run's
-# processes and folders gone. A take that finds anything else (TAKEN: its grader died holding the lock; nothing: a
+# processes and folder gone. A take that finds anything else (TAKEN: its grader died holding the lock; nothing: a
 # new file, or a grader from before these words) clears the uid first. A take that finds CLEAN costs one read,
 # where a look at /proc and the run folders costs milliseconds holding the GIL.
 TAKEN, CLEAN = b"taken", b"clean"
@@ -96,10 +96,12 @@ class UidPool:
             marker.write(f"{keys_of(uid)} keys\n")
 
     @staticmethod
-    def release(fd: int) -> None:
-        """Give the uid back once its run is over: the supervisor killed every process of the run and the runner
-        removed its folder (a grader that dies before this leaves the lock file saying TAKEN)."""
-        os.pwrite(fd, CLEAN, 0)
+    def release(fd: int, clean: bool = True) -> None:
+        """Give the uid back once its run is over. clean: the supervisor killed every process of the run and the
+        runner removed its folder. Otherwise (or when a grader dies before this) the lock file keeps saying TAKEN,
+        so the next take clears the uid."""
+        if clean:
+            os.pwrite(fd, CLEAN, 0)
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 

@@ -331,6 +331,50 @@ def test_the_child_reports_a_changed_board_in_a_drawable_form():
     assert "square 4 holds None" in draw_with_key(after)
 
 
+class _Written(child.Replies):
+    """The child's replies as the lines it would write, and only when asked (no batch is sent for its age)."""
+
+    FLUSH_SECONDS = float("inf")
+
+    def __init__(self):
+        super().__init__(-1)
+        self.lines = []
+
+    def _write(self, text):
+        self.lines.append(text)
+
+
+def test_a_job_of_steps_replies_as_its_steps_one_by_one():
+    """Does run_steps, which makes the usual call itself, write what run_step writes step by step, whatever the
+    call does: return a short str, a long one, None, another value, raise, change its board, not exist, or have a
+    timer of its own?"""
+
+    class Module:
+        short = staticmethod(lambda board: "X")
+        long = staticmethod(lambda board: "X" * (child.STR_CAP + 1))
+        nothing = staticmethod(lambda board: None)
+        number = staticmethod(lambda board, depth: depth)
+        squares = staticmethod(lambda board: [0, 1])
+        changes = staticmethod(lambda board: board.pop())
+
+        @staticmethod
+        def raises(board):
+            raise ValueError("no")
+
+    names = ["short", "long", "nothing", "squares", "changes", "raises", "absent", "short"]
+    steps = [(i, name, ("XO  X    ",), 0) for i, name in enumerate(names)]
+    steps += [(8, "number", ("XO  X    ", 3), 0), (9, "short", ("XO  X    ",), 5), (10, "raises", (" " * 9,), 5)]
+    one_by_one, together = _Written(), _Written()
+    for step in steps:
+        one_by_one.add(child.run_step(Module, "rules.py", step))
+    child.run_steps(Module, "rules.py", steps, together)
+    one_by_one.flush()
+    together.flush()
+    assert together.lines == one_by_one.lines
+    replies = json.loads(together.lines[0])
+    assert replies["ids"] == [0, 1, 2, 3, 7, 8, 9] and len(replies["details"]) == 4
+
+
 def test_per_call_limits_count_cpu_time():
     """Does a call's timer fire on computing, not on sleeping (so a busy machine cannot make a call slow)?"""
     signal.signal(signal.SIGPROF, child.on_timer)

@@ -6,6 +6,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from pathlib import Path
 
@@ -183,6 +186,33 @@ def test_windows_line_endings_and_a_linked_file_are_kept(tmp_path):
     data = real.read_bytes()
     assert data.startswith(HAND_WRITTEN.replace("\n", "\r\n").encode()) and b"\n" not in data.replace(b"\r\n", b"")
     assert len(load_overrides(real).changes) == 2
+
+
+def test_entries_added_at_once_are_all_kept(tmp_path, monkeypatch, capsys):
+    """Six TAs add an entry each at the same moment, each command slowed between reading the file and replacing it
+    (as a busy server may): does the file end with all six, none of them lost to another's replace?"""
+    from autograder.admin import override_cli
+
+    check_loads = override_cli._check_loads
+
+    def slow_check(text, shown):
+        time.sleep(0.05)
+        check_loads(text, shown)
+
+    monkeypatch.setattr(override_cli, "_check_loads", slow_check)
+    path = tmp_path / "course-overrides.toml"
+    path.write_text(HAND_WRITTEN)
+    students = [f"ta{n}" for n in range(6)]
+    start = threading.Barrier(len(students))
+
+    def add(student: str) -> int:
+        start.wait()
+        return override(path, "--student", student, "--stage", "1", "--excuse", "--reason", "r", "--by", student)
+
+    with ThreadPoolExecutor(len(students)) as pool:
+        assert list(pool.map(add, students)) == [0] * len(students)
+    assert {student for student, _ in load_overrides(path).changes} == {"alan", *students}
+    assert path.read_text().startswith(HAND_WRITTEN)
 
 
 def finals(out: Path) -> dict[str, dict]:

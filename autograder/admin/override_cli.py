@@ -9,12 +9,16 @@ The entry is appended (admin/overrides.py entry_text) to what FILE already holds
 and entries written by hand stay as they were; FILE is created if missing. Before anything is written the
 whole new file is read as `autograde grade --overrides FILE` reads it: when it would not load (an unknown stage,
 points out of range, a second change to one stage of one student, a broken file to begin with), the command
-refuses in one line, exit 2, and FILE is left unchanged. The new file replaces the old one atomically.
+refuses in one line, exit 2, and FILE is left unchanged. The new file replaces the old one atomically, and
+the folder holding it stays locked from the read to the replace, so two TAs adding entries at once both keep theirs.
 """
 
 import argparse
+import contextlib
+import fcntl
 import getpass
 import math
+import os
 import re
 import sys
 import tomllib
@@ -81,11 +85,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.roster is not None:
             _check_roster(args.roster, fields["student"])
         path = args.file.resolve()  # a linked file is updated where it lives, not replaced by a copy
-        old, existing = _current(path, args.file)
-        _check_not_changed_yet(existing, kind, fields, args.file)
-        new = _appended(old, entry_text(kind, fields))
-        _check_loads(new, args.file)
-        write_atomically(path, new)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path.parent):
+            old, existing = _current(path, args.file)
+            _check_not_changed_yet(existing, kind, fields, args.file)
+            new = _appended(old, entry_text(kind, fields))
+            _check_loads(new, args.file)
+            write_atomically(path, new)
     except OverrideError as error:
         return fail("autograde override", str(error))
     except OSError as error:
@@ -94,6 +100,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Added to {clean_line(str(args.file))}: {clean_line(_described(kind, fields))}.")
     print(f"Every `autograde grade --overrides {clean_line(str(args.file))}` applies it from now on.")
     return 0
+
+
+@contextlib.contextmanager
+def _locked(folder: Path):
+    """folder locked against every other `autograde override` while the file is read, checked and replaced. The
+    folder, not the file: the replace gives the file a new inode, which a second command could lock meanwhile."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # and the lock with it
 
 
 def _combination_problem(args) -> str | None:

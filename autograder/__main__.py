@@ -2,4 +2,5 @@ import sys
 
 from autograder.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing the module (a tool that walks the package) runs nothing
+    sys.exit(main())

@@ -16,7 +16,7 @@ from autograder.course.checks import stage_checks
 from autograder.grading import child, feedback, judge
 from autograder.grading.feedback import Problem
 from autograder.grading.judging import MEMO_CPU_THRESHOLD, MEMO_POSITIONS, fail_all, type_problem, unanswered
-from autograder.grading.plan import stage_plan
+from autograder.grading.plan import stage_plan, wire_calls, wire_step
 from autograder.grading.protocol import MAX_LINE, Other, Tampered, decode, parse_replies
 from autograder.record import Outcome
 from tests.replies import (
@@ -356,18 +356,21 @@ def test_a_job_of_steps_replies_as_its_steps_one_by_one():
         number = staticmethod(lambda board, depth: depth)
         squares = staticmethod(lambda board: [0, 1])
         changes = staticmethod(lambda board: board.pop())
+        timed = staticmethod(lambda board: "O" if "X" in board else 1 / 0)  # asked with a timer: run_step's call
 
         @staticmethod
         def raises(board):
             raise ValueError("no")
 
-    names = ["short", "long", "nothing", "squares", "changes", "raises", "absent", "short"]
-    steps = [(i, name, ("XO  X    ",), 0) for i, name in enumerate(names)]
-    steps += [(8, "number", ("XO  X    ", 3), 0), (9, "short", ("XO  X    ",), 5), (10, "raises", (" " * 9,), 5)]
+    names = ["short", "long", "nothing", "squares", "changes", "raises", "absent", "short", "number", "timed"]
+    steps = [{"id": i, "call": name, "args": ["XO  X    "]} for i, name in enumerate(names)]
+    steps[8]["args"].append(3)
+    steps[9]["seconds"] = 5
+    steps.append({"id": 10, "call": "timed", "args": [" " * 9], "seconds": 5})
     one_by_one, together = _Written(), _Written()
     for step in steps:
-        one_by_one.add(child.run_step(Module, "rules.py", step))
-    child.run_steps(Module, "rules.py", steps, together)
+        one_by_one.add(child.run_step(Module, "rules.py", wire_step(step)))
+    child.run_steps(Module, "rules.py", wire_calls(steps), together)
     one_by_one.flush()
     together.flush()
     assert together.lines == one_by_one.lines

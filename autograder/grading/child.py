@@ -8,10 +8,11 @@ can write on fd 3 itself, so the trusted parent (autograder.grading.judge) reads
 against the oracle and measures time itself. This file only has to keep an honest student's replies
 well-formed and bounded, whatever the student's code returns or raises.
 
-Two kinds of job: the calls of a stage ("steps"), and the memo or prune experiment of a stage that has one
-("experiment"), which runs in a child of its own so that the parent can read that child's CPU time. A job of
-steps may say "more": then, once its calls are done, the child reads a second job of steps on that descriptor
-(the hidden calls, which the parent writes only after it has read every reply above) and answers it the same way.
+Two kinds of job: the calls of a stage ("calls", in columns: plan.wire_calls), and the memo or prune experiment of
+a stage that has one ("experiment"), which runs in a child of its own so that the parent can read that child's CPU
+time. A job of calls may say "more": then, once its calls are done, the child reads a second job of calls on that
+descriptor (the hidden calls, which the parent writes only after it has read every reply above) and answers it the
+same way.
 """
 
 # The C halves of signal and json: their Python modules import enum and re, a third of a short child's CPU time.
@@ -214,24 +215,28 @@ def run_step(module, filename, step):
     return step_id, encode(value)
 
 
-def run_steps(module, filename, steps, replies):
-    """run_step's reply to every step, added to replies. A call with no timer of its own is made here, the same
-    way: a hidden job makes thousands, and the calls run_step would make around each one cost as much as
-    the student's function itself. Short strs and None are encoded here, as encode() would."""
+def run_steps(module, filename, calls, replies):
+    """run_step's reply to every call of a job, added to replies. The calls come in columns (plan.wire_calls): each
+    board is nine characters of one str. A call with no timer of its own is made here, the same way as run_step
+    makes it: a hidden job makes thousands, and the calls run_step would make around each one cost as much as the
+    student's function itself. Short strs and None are encoded here, as encode() would."""
+    boards, timers = calls["boards"], calls["seconds"]
     add, add_value = replies.add, replies.add_value
-    for step in steps:
-        step_id, name, args, seconds = step
+    columns = zip(calls["ids"], calls["functions"], calls["args"])  # noqa: B905 - one length (plan.wire_calls)
+    for at, (step_id, name, more) in enumerate(columns):
+        text = boards[9 * at : 9 * at + 9]
+        seconds = timers.get(name, 0)
         if seconds:
-            add(run_step(module, filename, step))
+            add(run_step(module, filename, (step_id, name, (text, *more), seconds)))
             continue
         function = getattr(module, name, None)
         if not callable(function):
             add(missing(filename, step_id, name))
             continue
-        given = list(args[0])
+        given = list(text)
         board = list(given)
         try:
-            value = function(board, *args[1:])
+            value = function(board, *more)
         except BaseException as error:  # noqa: B036 - SystemExit and KeyboardInterrupt are student errors here
             add({"id": step_id, "ok": False, **failure(filename, error)})
             continue
@@ -426,12 +431,12 @@ def main():
         memo_experiment(module, filename, job["experiment"], replies)
         replies.send({"done": True})
         return
-    run_steps(module, filename, job["steps"], replies)
+    run_steps(module, filename, job["calls"], replies)
     replies.send({"done": True})
     if job.get("more"):  # the hidden calls follow on fd 4, sent only once the parent has read all of the above
         more = read_all(job["more"])
         if more:
-            run_steps(module, filename, marshal.loads(more)["steps"], replies)
+            run_steps(module, filename, marshal.loads(more)["calls"], replies)
             replies.send({"done": True})
 
 

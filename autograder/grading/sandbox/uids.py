@@ -141,20 +141,37 @@ def kill_uid(uid: int) -> None:
 
 def processes_of(uid: int) -> list[int]:
     """Pids whose real uid is uid (read from /proc/PID/status, which a process cannot disguise)."""
-    pids = []
+    return [pid for pid, _ in _running_as(uid)]
+
+
+def tasks_of(uid: int) -> int:
+    """How many tasks uid runs, every thread of its processes counted: what RLIMIT_NPROC holds a new one against."""
+    return sum(threads for _, threads in _running_as(uid))
+
+
+def _running_as(uid: int) -> list[tuple[int, int]]:
+    """(pid, its number of threads) of each process whose real uid is uid."""
+    found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
             with open(f"/proc/{name}/status", "rb") as status:
+                threads = 1  # a zombie's status may end before its Threads line
+                mine = False
                 for line in status:
                     if line.startswith(b"Uid:"):
-                        if int(line.split()[1]) == uid:
-                            pids.append(int(name))
+                        mine = int(line.split()[1]) == uid
+                        if not mine:
+                            break
+                    elif line.startswith(b"Threads:"):
+                        threads = int(line.split()[1])
                         break
+                if mine:
+                    found.append((int(name), threads))
         except (OSError, ValueError, IndexError):
             continue
-    return pids
+    return found
 
 
 def _kill_uid_by_scan(uid: int) -> None:

@@ -117,6 +117,21 @@ def test_the_batch_finishes_and_the_honest_student_is_untouched(bubblewrap_class
     assert grades["honest"]["total"] == str(TOTAL_POINTS)
 
 
+MEANT_TO_FAIL_AT_IMPORT = {"delete_files", "exit_at_import", "memory"}  # their attack is the import itself
+
+
+def test_every_attack_gets_past_its_own_import(bubblewrap_class):
+    """Does every attacker's rules.py load (but the three whose attack is the import), so that a test of an attack
+    is never passed by an attack that broke on a slip of its own, as forged_replies once did on the job's format?"""
+    root, _, _, _ = bubblewrap_class
+    stopped = {}
+    for attack in ATTACKS:
+        stage = json.loads((root / "out" / f"hostile_{attack}" / "results.json").read_text())["extra_data"]["stages"]
+        if stage[RULES.id]["phase"] == "import":  # it did not load, or was stopped while it loaded
+            stopped[attack] = stage[RULES.id]["message"]
+    assert set(stopped) == MEANT_TO_FAIL_AT_IMPORT, stopped
+
+
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_an_attack_earns_only_its_honest_part(bubblewrap_class, attack):
     """Does each attacker earn on rules.py only what honest code earns, and keep its other stage's marks?"""

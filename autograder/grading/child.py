@@ -209,7 +209,7 @@ def run_step(module, filename, step):
     if how == "slow":
         return {"id": step_id, "ok": False, "error": "slow", "message": f"took more than {seconds} CPU seconds"}
     if how == "error":
-        return {"id": step_id, "ok": False, **failure(filename, value)}
+        return raised(filename, step_id, value)
     if not same_board(board, given):
         return changed(step_id, value, board)
     return step_id, encode(value)
@@ -238,7 +238,7 @@ def run_steps(module, filename, calls, replies):
         try:
             value = function(board, *more)
         except BaseException as error:  # noqa: B036 - SystemExit and KeyboardInterrupt are student errors here
-            add({"id": step_id, "ok": False, **failure(filename, error)})
+            add(raised(filename, step_id, error))
             continue
         if not same_board(board, given):
             add(changed(step_id, value, board))
@@ -250,6 +250,10 @@ def run_steps(module, filename, calls, replies):
 
 def missing(filename, step_id, name):
     return {"id": step_id, "ok": False, "error": "missing", "message": f"{filename} has no function {name}"}
+
+
+def raised(filename, step_id, error):
+    return {"id": step_id, "ok": False, **failure(filename, error)}
 
 
 def changed(step_id, value, board):

@@ -147,12 +147,15 @@ def wire_calls(steps: list[dict]) -> dict:
     stage-one child's CPU time."""
     if any(len(step["args"][0]) != 9 for step in steps):
         raise ValueError("a call's board is not nine squares")
+    seconds = {step["call"]: step.get("seconds", 0) for step in steps}
+    if len(seconds) != len({(step["call"], step.get("seconds", 0)) for step in steps}):
+        raise ValueError("a function's calls have different timers")  # the child reads one per function
     return {
         "ids": [step["id"] for step in steps],
         "functions": [step["call"] for step in steps],
         "boards": "".join(step["args"][0] for step in steps),
         "args": [tuple(step["args"][1:]) for step in steps],
-        "seconds": {step["call"]: step["seconds"] for step in steps if step.get("seconds")},
+        "seconds": {call: limit for call, limit in seconds.items() if limit},
     }
 
 

@@ -218,10 +218,13 @@ def run_step(module, filename, step):
 def run_steps(module, filename, calls, replies):
     """run_step's reply to every call of a job, added to replies. The calls come in columns (plan.wire_calls): each
     board is nine characters of one str. A call with no timer of its own is made here, the same way as run_step
-    makes it: a hidden job makes thousands, and the calls run_step would make around each one cost as much as the
-    student's function itself. Short strs and None are encoded here, as encode() would."""
+    makes it, and its short reply goes into the batch as Replies.add_value would put it: a hidden job makes
+    thousands, and the method calls around each one cost more than the student's function itself. Short strs and
+    None are encoded here, as encode() would."""
     boards, timers = calls["boards"], calls["seconds"]
-    add, add_value = replies.add, replies.add_value
+    add, flush, monotonic = replies.add, replies.flush, time.monotonic
+    ids, values = replies.ids, replies.values  # flush() empties them in place
+    most, oldest = replies.BATCH, replies.FLUSH_SECONDS
     columns = zip(calls["ids"], calls["functions"], calls["args"])  # noqa: B905 - one length (plan.wire_calls)
     for at, (step_id, name, more) in enumerate(columns):
         text = boards[9 * at : 9 * at + 9]
@@ -242,10 +245,18 @@ def run_steps(module, filename, calls, replies):
             continue
         if not same_board(board, given):
             add(changed(step_id, value, board))
-        elif type(value) is str and len(value) <= STR_CAP:
-            add_value(step_id, "s" + value)
+            continue
+        if type(value) is str and len(value) <= STR_CAP:
+            value = "s" + value
         else:
-            add_value(step_id, "n" if value is None else encode(value))
+            value = "n" if value is None else encode(value)
+        ids.append(step_id)  # add_value, inline
+        values.append(value)
+        replies.size += 12 * len(value) + 16
+        if len(ids) + len(replies.details) >= most or replies.size >= LINE_BUDGET:
+            flush()
+        elif monotonic() - replies.since >= oldest:
+            flush()
 
 
 def missing(filename, step_id, name):
@@ -402,7 +413,9 @@ class Replies:
         if self.ids or self.details:
             ids, values = ", ".join(map(int.__repr__, self.ids)), ", ".join(map(quoted, self.values))  # at C speed
             self._write(f'{{"ids": [{ids}], "values": [{values}], "details": {dumps(self.details)}}}\n')
-            self.ids, self.values, self.details, self.size = [], [], [], 0
+            self.ids.clear()  # in place: run_steps holds these two lists
+            self.values.clear()
+            self.details, self.size = [], 0
         self.since = time.monotonic()
 
     def _write(self, text):

@@ -30,10 +30,10 @@ ATTACKS = sorted(path.stem for path in HOSTILE.glob("*.py"))
 RULES, SQUARE = STAGE_BY_ID["01_rules"], STAGE_BY_ID["05_winning_square"]
 # What each attacker's rules.py honestly earns (its to_move is right in these three, winner too in two;
 # the board attacks answer right, or nearly, but leave the boards changed: the board-unchanged check is advisory,
-# worth no points, since only the child sees the board, so patch_same_board's forged "unchanged" steals nothing).
+# worth no points, since only the child sees the board, so patch_changed_reply's forged "unchanged" steals nothing).
 HONEST = {"network": RULES.points, "output_flood": RULES.points, "fork_setsid": RULES.points}
 HONEST.update(
-    rewrite_board=RULES.points, none_on_board=RULES.points - 1, patch_same_board=RULES.points, linger=RULES.points
+    rewrite_board=RULES.points, none_on_board=RULES.points - 1, patch_changed_reply=RULES.points, linger=RULES.points
 )
 HONEST["leak_at_import"] = 2  # no hidden board is in its job at import, so it loads: None is right twice
 

@@ -378,6 +378,56 @@ def test_a_job_of_steps_replies_as_its_steps_one_by_one():
     assert replies["ids"] == [0, 1, 2, 3, 7, 8, 9] and len(replies["details"]) == 4
 
 
+def test_a_job_of_long_answers_is_sent_in_lines_the_parent_accepts():
+    """Does run_steps, which counts short replies without measuring them, still send jobs whose answers are as
+    long as encodings get in JSON (a str of characters outside the BMP, twelve bytes each; a list of strs of
+    backslashes, each written twice over) in lines no longer than the budget and one answer (so under the parent's
+    limit), read back whole?"""
+    emoji = "\U0001f600" * child.STR_CAP
+    backslashes = ["\\" * 99] * 9
+    assert 0.9 * child.VALUE_CAP < len(child.encode(backslashes)) <= child.VALUE_CAP
+
+    class Module:
+        short = staticmethod(lambda board: "X")
+        long = staticmethod(lambda board: emoji)
+        listed = staticmethod(lambda board: backslashes)
+
+    for name, value in (("long", emoji), ("listed", backslashes)):
+        calls = [{"id": i, "call": name if i % 8 else "short", "args": [" " * 9]} for i in range(3000)]
+        written = _Written()
+        child.run_steps(Module, "rules.py", wire_calls(calls), written)
+        written.flush()
+        one = len(json.dumps(child.encode(value))) + len(json.dumps(3 * child.Replies.BATCH)) + 2
+        assert max(map(len, written.lines)) <= child.LINE_BUDGET + one < MAX_LINE, name
+        assert sum(len(json.loads(line)["ids"]) for line in written.lines) == len(calls)
+
+
+def test_a_child_whose_quick_calls_turn_slow_sends_its_answers_while_it_works():
+    """Does the child, which looks at its batch only when it is full, old or holds a long value, send each answer
+    as soon as its call took longer than a batch may wait (so a child stopped then loses little)?"""
+    sent = []
+
+    class Clocked(child.Replies):
+        def _write(self, text):
+            sent.append(len(json.loads(text)["ids"]))
+
+    calls = []
+
+    class Module:
+        @staticmethod
+        def winner(board):
+            calls.append(1)
+            if len(calls) > 100:
+                time.sleep(child.Replies.FLUSH_SECONDS)  # from here on each call outlasts a batch's age
+            return None
+
+    steps = [{"id": i, "call": "winner", "args": [" " * 9]} for i in range(140)]
+    replies = Clocked(-1)
+    child.run_steps(Module, "rules.py", wire_calls(steps), replies)
+    assert sum(sent) >= 100 + 40 - 1  # every answer but the last was sent once a batch was old
+    assert len(sent) >= 40  # each slow call went out on its own, not in one batch at the end
+
+
 def test_per_call_limits_count_cpu_time():
     """Does a call's timer fire on computing, not on sleeping (so a busy machine cannot make a call slow)?"""
     signal.signal(signal.SIGPROF, child.on_timer)

@@ -308,13 +308,14 @@ def test_a_board_rewritten_to_join_the_same_is_told_but_costs_nothing():
     assert result.score == RULES.points and result.outcome == "passed"
 
 
-def test_a_module_that_patches_the_childs_comparison_earns_nothing_by_it():
-    """Does a module that replaces the child's same_board at import and changes every board earn exactly what the
-    same answers earn honestly (the advisory check is worth nothing), beside an honest module that keeps full marks?
-    And does the same module without the patch fail the advisory check, so the patch is what hid its changes?"""
-    source = (HOSTILE / "patch_same_board.py").read_text()
+def test_a_module_that_patches_the_childs_changed_board_reply_earns_nothing_by_it():
+    """Does a module that replaces the child's reply for a changed board at import and changes every board earn
+    exactly what the same answers earn honestly (the advisory check is worth nothing), beside an honest module that
+    keeps full marks? And does the same module without the patch fail the advisory check, so the patch is what hid
+    its changes?"""
+    source = (HOSTILE / "patch_changed_reply.py").read_text()
     patched = judge.grade_stage(RULES, source, seconds=5)
-    unpatched = judge.grade_stage(RULES, source.replace("    grader.same_board =", "    _ ="), seconds=5)
+    unpatched = judge.grade_stage(RULES, source.replace("    grader.changed =", "    _ ="), seconds=5)
     honest = judge.grade_stage(RULES, reference(RULES.id), seconds=5)
     assert patched.score == unpatched.score == honest.score == RULES.points
     unchanged = [next(t for t in r.tests if t.check == "board-unchanged") for r in (patched, unpatched)]

@@ -15,14 +15,14 @@ descriptor (the hidden calls, which the parent writes only after it has read eve
 same way.
 """
 
-# The C halves of signal and json: their Python modules import enum and re, a third of a short child's CPU time.
+# The C halves of signal and os (built in): signal's module imports enum and re, os's stat and collections.abc, and
+# json's (a shared library, even its C half) is loaded only for a str that needs escaping (quoted()).
 import _signal as signal
 import itertools
 import marshal
-import os
+import posix
 import sys
 import time
-from _json import encode_basestring_ascii as quoted
 
 # Sizes of what is sent; the parent rejects anything larger as tampering, so these are protocol limits.
 MAX_ITEMS = 16  # longest list or tuple reported back; answers in this course are at most 9 long
@@ -35,6 +35,8 @@ MESSAGE_CAP = 300  # exception messages
 WHERE_CAP = 200  # "rules.py line 12"
 MEMO_ENTRIES = 6000  # memo entries sent back (a right memo has 5,478)
 LINE_BUDGET = 256 << 10  # a batch is sent before it grows past this many bytes (the parent allows 1 MiB a line)
+SHORT = 16  # values this long or shorter count as the most one can take, SHORT_BYTES, without being measured
+SHORT_BYTES = 12 * SHORT + 16  # JSON writes a character in 12 bytes at most (a surrogate pair); the id and commas
 
 
 def encode(value, depth=0):
@@ -83,6 +85,31 @@ def dumps(value):
     if kind is dict:
         return "{" + ", ".join(quoted(key) + ": " + dumps(item) for key, item in value.items()) + "}"
     raise TypeError(f"child.dumps cannot send a {kind}")  # never reached: every value sent is one of those
+
+
+def plain_ascii(text):
+    """Whether JSON writes text as it is, between quotes: printable ASCII with no quote or backslash."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
+def quoted(text):
+    """json.dumps(text) (ASCII only): JSON's own C escaping, loaded on the first str that needs it."""
+    if plain_ascii(text):
+        return '"' + text + '"'
+    from _json import encode_basestring_ascii
+
+    return encode_basestring_ascii(text)
+
+
+def quoted_all(texts):
+    """ ", ".join(map(quoted, texts)), for thousands of short values at once: one look at them all when none needs
+    escaping (the usual case), else each escaped by JSON's own C code."""
+    joined = '", "'.join(texts)
+    if plain_ascii(joined):
+        return '"' + joined + '"' if texts else ""
+    from _json import encode_basestring_ascii
+
+    return ", ".join(map(encode_basestring_ascii, texts))
 
 
 def other(kind, text):
@@ -149,7 +176,7 @@ def where_in(filename, error):
         import traceback  # only on an error: most children never need it
 
         for frame, lineno in traceback.walk_tb(error.__traceback__):
-            if os.path.basename(frame.f_code.co_filename) == filename:
+            if str(frame.f_code.co_filename).rpartition("/")[2] == filename:
                 line = lineno
         if isinstance(error, SyntaxError) and type(error.lineno) is int:
             line = error.lineno
@@ -219,32 +246,38 @@ def run_steps(module, filename, calls, replies):
     """run_step's reply to every call of a job, added to replies. The calls come in columns (plan.wire_calls): each
     board is nine characters of one str. A call with no timer of its own is made here, the same way as run_step
     makes it, and its short reply goes into the batch as Replies.add_value would put it: a hidden job makes
-    thousands, and the method calls around each one cost more than the student's function itself. Short strs and
-    None are encoded here, as encode() would."""
-    boards, timers = calls["boards"], calls["seconds"]
-    add, flush, monotonic = replies.add, replies.flush, time.monotonic
+    thousands, and the method calls around each one cost more than the student's function itself. So the boards
+    are split into squares once (each call's list is a slice), short strs and None are encoded here as encode()
+    would, and the batch is looked at (Replies.look) only when it is full, old, or holds a longer value."""
+    timers = calls["seconds"]
+    squares = list(calls["boards"])  # every board's squares: the same exact one-character strs list(board) gives
+    add, look, monotonic = replies.add, replies.look, time.monotonic
     ids, values = replies.ids, replies.values  # flush() empties them in place
-    most, oldest = replies.BATCH, replies.FLUSH_SECONDS
+    left, due = look()  # replies that fit in the batch, and when it must be sent
+    at = 0
     columns = zip(calls["ids"], calls["functions"], calls["args"])  # noqa: B905 - one length (plan.wire_calls)
-    for at, (step_id, name, more) in enumerate(columns):
-        text = boards[9 * at : 9 * at + 9]
-        seconds = timers.get(name, 0)
-        if seconds:
-            add(run_step(module, filename, (step_id, name, (text, *more), seconds)))
+    for step_id, name, more in columns:
+        given = squares[at : at + 9]
+        at += 9
+        if timers and name in timers:
+            add(run_step(module, filename, (step_id, name, ("".join(given), *more), timers[name])))
+            left, due = look()
             continue
         function = getattr(module, name, None)
         if not callable(function):
             add(missing(filename, step_id, name))
+            left, due = look()
             continue
-        given = list(text)
-        board = list(given)
+        board = given.copy()
         try:
-            value = function(board, *more)
+            value = function(board, *more) if more else function(board)
         except BaseException as error:  # noqa: B036 - SystemExit and KeyboardInterrupt are student errors here
             add(raised(filename, step_id, error))
+            left, due = look()
             continue
-        if not same_board(board, given):
+        if tuple(map(type, board)) != STR9 or board != given:  # same_board, inline; types first, as there
             add(changed(step_id, value, board))
+            left, due = look()
             continue
         if type(value) is str and len(value) <= STR_CAP:
             value = "s" + value
@@ -252,11 +285,12 @@ def run_steps(module, filename, calls, replies):
             value = "n" if value is None else encode(value)
         ids.append(step_id)  # add_value, inline
         values.append(value)
-        replies.size += 12 * len(value) + 16
-        if len(ids) + len(replies.details) >= most or replies.size >= LINE_BUDGET:
-            flush()
-        elif monotonic() - replies.since >= oldest:
-            flush()
+        if len(value) > SHORT:
+            replies.size += 12 * len(value) + 16
+            left = 0
+        left -= 1
+        if left <= 0 or monotonic() >= due:
+            left, due = look()
 
 
 def missing(filename, step_id, name):
@@ -372,7 +406,9 @@ class Replies:
 
     A batch is {"ids": [...], "values": [...], "details": [...]}: the calls that simply returned, as two
     parallel lists, and the full replies of the rest. It is sent when BATCH long, LINE_BUDGET large or
-    FLUSH_SECONDS old, so a child that dies loses at most that much of its finished work.
+    FLUSH_SECONDS old, so a child that dies loses at most that much of its finished work. A value of at most SHORT
+    characters counts as SHORT_BYTES without being measured (run_steps adds thousands), a longer one as the most
+    its characters can take.
     """
 
     BATCH = 1024
@@ -388,22 +424,25 @@ class Replies:
             return
         self.details.append(reply)
         self.size += len(dumps(reply))
-        self.flush_when_due()
+        self.look()
 
     def add_value(self, step_id, value):
         """The short form of a reply: the call returned value (its encoding) and left its board as it was."""
         self.ids.append(step_id)
         self.values.append(value)
-        self.size += 12 * len(value) + 16  # at most: JSON writes a character in 12 bytes (a surrogate pair)
-        self.flush_when_due()
+        if len(value) > SHORT:
+            self.size += 12 * len(value) + 16  # at most: JSON writes a character in 12 bytes (a surrogate pair)
+        self.look()
 
-    def flush_when_due(self):
-        if (
-            len(self.ids) + len(self.details) >= self.BATCH
-            or self.size >= LINE_BUDGET
-            or time.monotonic() - self.since >= self.FLUSH_SECONDS
-        ):
+    def look(self):
+        """Send the batch when it is full or old; then (how many more short replies fit in it, when it is due)."""
+        count = len(self.ids) + len(self.details)
+        full = count >= self.BATCH or self.size + SHORT_BYTES * len(self.ids) >= LINE_BUDGET
+        if full or time.monotonic() - self.since >= self.FLUSH_SECONDS:
             self.flush()
+            count = 0
+        room = min(self.BATCH - count, (LINE_BUDGET - self.size) // SHORT_BYTES - len(self.ids))
+        return room, self.since + self.FLUSH_SECONDS
 
     def send(self, message):
         self.flush()
@@ -411,7 +450,7 @@ class Replies:
 
     def flush(self):
         if self.ids or self.details:
-            ids, values = ", ".join(map(int.__repr__, self.ids)), ", ".join(map(quoted, self.values))  # at C speed
+            ids, values = ", ".join(map(int.__repr__, self.ids)), quoted_all(self.values)  # at C speed
             self._write(f'{{"ids": [{ids}], "values": [{values}], "details": {dumps(self.details)}}}\n')
             self.ids.clear()  # in place: run_steps holds these two lists
             self.values.clear()
@@ -421,14 +460,14 @@ class Replies:
     def _write(self, text):
         data = text.encode()  # quoted() escapes everything outside ASCII, lone surrogates included
         while data:
-            data = data[os.write(self.fd, data) :]
+            data = data[posix.write(self.fd, data) :]
 
 
 def main():
     job = marshal.loads(sys.stdin.buffer.read())
     sys.stdin.close()
     replies = Replies(3)
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = __file__.rpartition("/")[0] or posix.getcwd()  # the parent starts the child by its absolute path
     sys.path.insert(0, here)
     sys.setrecursionlimit(job.get("recursion_limit", 3000))
     signal.signal(signal.SIGPROF, on_timer)
@@ -459,7 +498,7 @@ def main():
 
 def read_all(fd):
     chunks = []
-    while chunk := os.read(fd, 1 << 20):
+    while chunk := posix.read(fd, 1 << 20):
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from markupsafe import escape
 
 from autograder.course.stages import ROOT, STAGE_BY_ID, STAGES, TOTAL_POINTS
+from autograder.grading.submissions import find_class
 from autograder.outputs import clean, clean_line, clean_tree, gradesheet
 from autograder.outputs.folders import output_folders
 from autograder.outputs.gradesheet import HEADER
@@ -853,3 +855,14 @@ def test_the_stage_time_limit_is_one_value_with_one_default():
     for step, name in steps.items():
         assert inspect.signature(step).parameters[name].default is inspect.Parameter.empty, step.__qualname__
     assert inspect.signature(sandbox.Limits).parameters["wall_seconds"].default is inspect.Parameter.empty
+
+
+def test_a_students_results_copied_from_an_earlier_run_into_the_class_is_skipped(tmp_path):
+    """Is a student's folder of an earlier run's OUT (results.json and feedback.html, as the grader wrote them) put
+    back among the submissions skipped as grader output, not graded as a student who handed nothing in?"""
+    write_student(tmp_path / "class" / "alice", {"01_rules": reference("01_rules")})
+    assert grade(tmp_path / "class", tmp_path / "out").returncode == 0
+    shutil.copytree(tmp_path / "out" / "alice", tmp_path / "class" / "alice-graded")
+    found = find_class(tmp_path / "class", tmp_path / "out")
+    assert [name for name, _ in found.students] == ["alice"]
+    assert "results.json the grader wrote" in dict(found.skipped)["alice-graded"]

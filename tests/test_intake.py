@@ -39,6 +39,7 @@ from autograder.grading.submissions import (
 )
 from autograder.outputs import name_order
 from autograder.outputs.folders import RESERVED, fold, output_folders
+from autograder.outputs.results import failure_json, json_text
 from tests.classes import perfect, reference, write_student, write_zip
 
 STAGE_IDS = [stage.id for stage in STAGES]
@@ -840,7 +841,7 @@ def test_folders_that_are_not_students_are_skipped_one_note_each(tmp_path):
     (folder / "notes.txt").write_text("")
     (folder / "old-out" / "gradebook.db").write_bytes(b"SQLite format 3\0" + bytes(100))
     (folder / "results-copy").mkdir()
-    (folder / "results-copy" / "results.json").write_text('{\n  "execution_time": 1.0\n}\n')
+    (folder / "results-copy" / "results.json").write_text(json_text(failure_json("a failure", 1.0)))
     (folder / "own-results").mkdir()  # a student's own results.json is not the grader's
     (folder / "own-results" / "results.json").write_text("{}")
     (folder / "out").mkdir()

@@ -263,6 +263,9 @@ def failure_json(error: str, seconds: float) -> dict:
     }
 
 
+RESULTS_START = b'{\n  "score": '  # how every results.json json_text writes begins: intake knows one by it
+
+
 def json_text(data: dict) -> str:
-    """results.json's text, as every results.json is written."""
+    """results.json's text, as every results.json is written (it begins with RESULTS_START)."""
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -9,6 +9,7 @@ import stat
 
 from autograder.grading.intake.layout import is_near
 from autograder.grading.intake.tree import OPEN_DIR, OPEN_FILE
+from autograder.outputs.results import RESULTS_START
 
 # Folders and files that tools leave beside the submissions (compared without case).
 TOOL_LEFTOVERS = {
@@ -20,7 +21,6 @@ TOOL_LEFTOVERS = {
     ".git": "a git repository's own data",
     ".ipynb_checkpoints": "Jupyter's autosaved copies",
 }
-RESULTS_START = b'{\n  "execution_time": '  # results.json as json_text writes it (sorted keys)
 SQLITE_HEADER = b"SQLite format 3\0"
 
 

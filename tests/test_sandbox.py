@@ -5,6 +5,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading import sandbox
-from autograder.grading.sandbox import Isolation, Limits, cgroups, fallback, host, supervisor, uids
+from autograder.grading.sandbox import Isolation, Limits, cgroups, fallback, folders, host, supervisor, uids
 
 ROOT = Path(__file__).resolve().parents[1]
 RLIMITS = Isolation("rlimits", "chosen by the test")
@@ -952,3 +953,54 @@ def test_cgroup_v2_accounting_and_kill(monkeypatch):
         monkeypatch.delenv("AUTOGRADE_CGROUPS")
         monkeypatch.undo()
         sandbox.detect(fresh=True)
+
+
+def test_a_run_folder_in_a_place_every_user_writes_is_used_only_when_it_is_ours(tmp_path):
+    """Is the folder for run folders in /dev/shm (writable by every user, like /tmp) used only when it is a real
+    folder of the grader's, mode 0711, and never a link, someone else's folder or one anyone may write?"""
+    os.umask(umask := os.umask(0o077))  # mkdir's mode is narrowed by the umask; the folder must still be 0711
+    try:
+        mine = tmp_path / "mine"
+        assert folders.own_folder(str(mine)) and stat.S_IMODE(mine.stat().st_mode) == 0o711
+        assert folders.own_folder(str(mine))  # found made
+    finally:
+        os.umask(umask)
+    (tmp_path / "elsewhere").mkdir(mode=0o711)
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    assert not folders.own_folder(str(tmp_path / "link"))
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open").chmod(0o777)
+    assert not folders.own_folder(str(tmp_path / "open"))
+    if os.geteuid() == 0:
+        (tmp_path / "theirs").mkdir(mode=0o711)
+        os.chown(tmp_path / "theirs", 65534, 65534)
+        assert not folders.own_folder(str(tmp_path / "theirs"))
+
+
+def test_bubblewrap_runs_get_their_folders_in_memory_when_run_is_on_a_disk(monkeypatch):
+    """Does a bubblewrap run's folder go to /dev/shm when /run is on a disk (each folder and file made there cost
+    half a millisecond here), stay in /run when that is a tmpfs, and never leave it for the rlimits level, whose
+    private mounts cover /dev/shm?"""
+    if os.geteuid() != 0:
+        assert folders.runs_dir(in_memory=True) == folders.runs_dir() == tempfile.gettempdir()
+        return
+    mounts = {"/run": "ext4", "/dev/shm": "tmpfs"}
+    free = [0]  # blocks of 4 KiB free in /dev/shm
+    monkeypatch.setattr(folders, "mount_table", lambda: [(point, "/", kind, []) for point, kind in mounts.items()])
+    monkeypatch.setattr(folders, "own_folder", lambda path: path == folders.MEMORY_RUNS_DIR)
+    room = lambda path: os.statvfs_result((4096, 4096, 0, 0, free[0], 0, 0, 0, 0, 0))  # noqa: E731
+    monkeypatch.setattr(folders.os, "statvfs", room)
+
+    def chosen() -> str:
+        folders._memory_runs_dir.cache_clear()
+        return folders.runs_dir(in_memory=True)
+
+    try:
+        assert chosen() == folders.RUNS_DIR  # no room in /dev/shm (a container's may be small)
+        free[0] = folders.MEMORY_FREE // 4096
+        assert chosen() == folders.MEMORY_RUNS_DIR
+        assert folders.runs_dir() == folders.RUNS_DIR
+        mounts["/run"] = "tmpfs"
+        assert chosen() == folders.RUNS_DIR
+    finally:
+        folders._memory_runs_dir.cache_clear()

@@ -148,9 +148,7 @@ def judge_calls(
     """
     values = replies.values
     step_ids, forms, several = plan.quick[check.id]
-    if [values.get(step_id) for step_id in step_ids] == forms and all(
-        values.get(step_id) in right for step_id, right in several
-    ):
+    if list(map(values.get, step_ids)) == forms and all(values.get(step_id) in right for step_id, right in several):
         return check_result(check, Outcome.PASSED, "")  # the common case, decided without decoding anything
     wrong, problems, outcome, mistakes, wrong_steps = 0, [], Outcome.PASSED, [], set()
     for step_id, right, one in plan.expected[check.id]:

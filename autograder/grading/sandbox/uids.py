@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 
-from autograder.grading.sandbox.folders import runs_dir
+from autograder.grading.sandbox.folders import every_runs_dir
 from autograder.grading.sandbox.host import tool
 from autograder.grading.sandbox.keyrings import keys_of
 from autograder.grading.sandbox.stopping import Stopped, stop_requested
@@ -111,7 +111,7 @@ pool = UidPool()
 
 def _remove_stale_folders(uid: int) -> None:
     """Delete run folders of this uid left by a grader that was killed (we hold the uid's lock: none is in use)."""
-    for folder in dict.fromkeys((runs_dir(), tempfile.gettempdir())):
+    for folder in every_runs_dir():
         try:
             entries = list(os.scandir(folder))
         except OSError:

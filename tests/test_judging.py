@@ -378,6 +378,54 @@ def test_a_job_of_steps_replies_as_its_steps_one_by_one():
     assert replies["ids"] == [0, 1, 2, 3, 7, 8, 9] and len(replies["details"]) == 4
 
 
+def test_a_stretch_of_quick_calls_made_in_chunks_replies_as_its_calls_one_by_one():
+    """Does run_steps, which makes a stretch of calls of one function in chunks, write what run_step writes call by
+    call, whatever the function does on one board among many: raise, raise StopIteration (which ends map as if the
+    boards had run out), leave a str subclass equal to the square it replaced, or return a value that is no str?"""
+
+    class Mark(str):
+        pass
+
+    boards = ["".join("XO "[(i >> (2 * k)) % 3] for k in range(9)) for i in range(300)]
+    odd = boards[150]
+
+    def acts(action):
+        def function(board):
+            if "".join(board) == odd:
+                return action(board)
+            return board[4] if board[4] != " " else None
+
+        return staticmethod(function)
+
+    def mark(board):
+        board[0] = Mark(board[0])
+
+    class Module:
+        raises = acts(lambda board: 1 / 0)
+        stops = acts(lambda board: next(iter(())))
+        marks = acts(mark)
+        number = acts(lambda board: 3)
+
+    steps = [
+        {"id": len(boards) * n + i, "call": name, "args": [board]}
+        for n, name in enumerate(("raises", "stops", "marks", "number"))
+        for i, board in enumerate(boards)
+    ]
+    one_by_one, together = _Written(), _Written()
+    for step in steps:
+        one_by_one.add(child.run_step(Module, "rules.py", wire_step(step)))
+    child.run_steps(Module, "rules.py", wire_calls(steps), together)
+    one_by_one.flush()
+    together.flush()
+    assert together.lines == one_by_one.lines
+    details = [detail for line in together.lines for detail in json.loads(line)["details"]]
+    assert [(d.get("error"), "changed" in d) for d in details] == [
+        ("ZeroDivisionError", False),
+        ("StopIteration", False),
+        (None, True),
+    ]
+
+
 def test_a_job_of_long_answers_is_sent_in_lines_the_parent_accepts():
     """Does run_steps, which counts short replies without measuring them, still send jobs whose answers are as
     long as encodings get in JSON (a str of characters outside the BMP, twelve bytes each; a list of strs of
@@ -403,11 +451,14 @@ def test_a_job_of_long_answers_is_sent_in_lines_the_parent_accepts():
 
 
 def test_a_child_whose_quick_calls_turn_slow_sends_its_answers_while_it_works():
-    """Does the child, which looks at its batch only when it is full, old or holds a long value, send each answer
-    as soon as its call took longer than a batch may wait (so a child stopped then loses little)?"""
+    """Does the child, which makes quick calls in chunks, send each answer on its own once the calls have turned
+    slow (a chunk grows only while it stays quick), so that a child stopped then loses little, and does it answer
+    every call?"""
     sent = []
 
     class Clocked(child.Replies):
+        FLUSH_SECONDS = 0.004  # a batch's age, short here so that the test's slow calls are quick
+
         def _write(self, text):
             sent.append(len(json.loads(text)["ids"]))
 
@@ -418,14 +469,15 @@ def test_a_child_whose_quick_calls_turn_slow_sends_its_answers_while_it_works():
         def winner(board):
             calls.append(1)
             if len(calls) > 100:
-                time.sleep(child.Replies.FLUSH_SECONDS)  # from here on each call outlasts a batch's age
+                time.sleep(Clocked.FLUSH_SECONDS)  # from here on each call outlasts a batch's age
             return None
 
-    steps = [{"id": i, "call": "winner", "args": [" " * 9]} for i in range(140)]
+    steps = [{"id": i, "call": "winner", "args": [" " * 9]} for i in range(100 + child.CHUNK + 20)]
     replies = Clocked(-1)
     child.run_steps(Module, "rules.py", wire_calls(steps), replies)
-    assert sum(sent) >= 100 + 40 - 1  # every answer but the last was sent once a batch was old
-    assert len(sent) >= 40  # each slow call went out on its own, not in one batch at the end
+    replies.flush()
+    assert sum(sent) == len(steps) == len(calls)
+    assert sent[-20:] == [1] * 20  # the slow calls after the chunk in which they turned slow: one a line
 
 
 def test_per_call_limits_count_cpu_time():

@@ -244,53 +244,96 @@ def run_step(module, filename, step):
 
 def run_steps(module, filename, calls, replies):
     """run_step's reply to every call of a job, added to replies. The calls come in columns (plan.wire_calls): each
-    board is nine characters of one str. A call with no timer of its own is made here, the same way as run_step
-    makes it, and its short reply goes into the batch as Replies.add_value would put it: a hidden job makes
-    thousands, and the method calls around each one cost more than the student's function itself. So the boards
-    are split into squares once (each call's list is a slice), short strs and None are encoded here as encode()
-    would, and the batch is looked at (Replies.look) only when it is full, old, or holds a longer value."""
-    timers = calls["seconds"]
+    board is nine characters of one str, split into squares once here (each call's list is a slice of them). A
+    stretch of calls of one function with no timer and no argument but the board is made in chunks (run_plain);
+    any other call as run_step makes it."""
     squares = list(calls["boards"])  # every board's squares: the same exact one-character strs list(board) gives
-    add, look, monotonic = replies.add, replies.look, time.monotonic
-    ids, values = replies.ids, replies.values  # flush() empties them in place
-    left, due = look()  # replies that fit in the batch, and when it must be sent
-    at = 0
-    columns = zip(calls["ids"], calls["functions"], calls["args"])  # noqa: B905 - one length (plan.wire_calls)
-    for step_id, name, more in columns:
-        given = squares[at : at + 9]
-        at += 9
-        if timers and name in timers:
-            add(run_step(module, filename, (step_id, name, ("".join(given), *more), timers[name])))
-            left, due = look()
-            continue
-        function = getattr(module, name, None)
-        if not callable(function):
-            add(missing(filename, step_id, name))
-            left, due = look()
-            continue
-        board = given.copy()
-        try:
-            value = function(board, *more) if more else function(board)
-        except BaseException as error:  # noqa: B036 - SystemExit and KeyboardInterrupt are student errors here
-            add(raised(filename, step_id, error))
-            left, due = look()
-            continue
-        if tuple(map(type, board)) != STR9 or board != given:  # same_board, inline; types first, as there
-            add(changed(step_id, value, board))
-            left, due = look()
-            continue
-        if type(value) is str and len(value) <= STR_CAP:
-            value = "s" + value
+    timers, args = calls["seconds"], calls["args"]
+    for name, start, stop in calls["runs"]:
+        if name in timers or any(args[start:stop]):
+            seconds = timers.get(name, 0)
+            for at in range(start, stop):
+                board = "".join(squares[9 * at : 9 * at + 9])
+                replies.add(run_step(module, filename, (calls["ids"][at], name, (board, *args[at]), seconds)))
         else:
-            value = "n" if value is None else encode(value)
-        ids.append(step_id)  # add_value, inline
-        values.append(value)
-        if len(value) > SHORT:
-            replies.size += 12 * len(value) + 16
-            left = 0
-        left -= 1
-        if left <= 0 or monotonic() >= due:
-            left, due = look()
+            run_plain(module, filename, name, calls["ids"][start:stop], squares[9 * start : 9 * stop], replies)
+
+
+def run_plain(module, filename, name, step_ids, squares, replies):
+    """Call name on each board (nine squares each, in order) and add each reply as run_step would make it.
+
+    A hidden job makes thousands of calls to a function as quick as winner, and the bookkeeping of a call made one
+    by one costs more than the student's function. So the calls are made in chunks, at C speed (map, which
+    list.extend stops at the first exception, keeping what came before), and each chunk's boards are checked
+    unchanged and its values encoded in a few passes; only a chunk with a changed board or an unusual value is
+    looked at call by call. A chunk doubles, up to CHUNK, while chunks stay quick, and is one call again after one
+    that took longer than a batch may wait: then each slow call's answer goes out as it would one call at a time
+    (only calls that turn slow within a chunk wait for its end; a job stopped then loses that chunk's answers, as
+    it loses the batch of quick answers not yet sent in any case). The function is looked up once for the
+    stretch: a module that rebinds it while it is called keeps being asked the first.
+    """
+    function = getattr(module, name, None)
+    if not callable(function):
+        for step_id in step_ids:
+            replies.add(missing(filename, step_id, name))
+        return
+    count, at, size = len(step_ids), 0, 1
+    while at < count:
+        stop = min(at + size, count)
+        given = squares[9 * at : 9 * stop]  # the chunk's boards, square after square
+        boards = list(map(list, zip(*[iter(given)] * 9)))  # noqa: B905 - a list of nine squares each, at C speed
+        values = []
+        started = time.monotonic()
+        try:
+            values.extend(map(function, boards))
+            error = None
+        except BaseException as raised_error:  # noqa: B036 - SystemExit and KeyboardInterrupt are student errors here
+            error = raised_error
+        done = len(values)
+        took = time.monotonic() - started
+        add_answers(step_ids[at : at + done], values, given[: 9 * done], boards[:done], replies)
+        if error is not None:
+            replies.add(raised(filename, step_ids[at + done], error))
+            done += 1
+        elif at + done < stop:  # a StopIteration ends map as if the boards had run out: that call is made on its own
+            board = "".join(given[9 * done : 9 * done + 9])
+            replies.add(run_step(module, filename, (step_ids[at + done], name, (board,), 0)))
+            done += 1
+        replies.look()
+        at += done
+        if took >= replies.FLUSH_SECONDS:
+            size = 1  # a slow chunk: from here on one call at a time, each answer sent once its batch is old
+        elif took < replies.FLUSH_SECONDS / 16:
+            size = min(size * 2, CHUNK)
+
+
+CHUNK = 256  # calls of one chunk at most (run_plain): a tenth of a millisecond of calls as quick as winner
+
+
+def add_answers(step_ids, values, given, boards, replies):
+    """The replies to calls that returned values, given the squares of their boards, one after the other, and the
+    boards as the calls left them. The boards are checked unchanged all at once, as same_board checks one: nine
+    squares each, exact strs (types first: then == runs no student code), equal to the given ones."""
+    after = list(itertools.chain.from_iterable(boards)) if set(map(len, boards)) <= NINE else None
+    if after is None or not set(map(type, after)) <= STR_ONLY or after != given:
+        for at, (step_id, value, board) in enumerate(zip(step_ids, values, boards)):  # noqa: B905 - one length
+            if tuple(map(type, board)) != STR9 or board != given[9 * at : 9 * at + 9]:  # same_board
+                replies.add(changed(step_id, value, board))
+            else:
+                replies.add_value(step_id, encode(value))
+        return
+    if set(map(type, values)) <= STR_OR_NONE:
+        encoded = ["n" if value is None else "s" + value for value in values]
+        if not encoded or max(map(len, encoded)) <= SHORT:
+            replies.add_short(step_ids, encoded)
+            return
+    for step_id, value in zip(step_ids, values):  # noqa: B905 - one length
+        replies.add_value(step_id, encode(value))
+
+
+NINE = frozenset((9,))
+STR_ONLY = frozenset((str,))
+STR_OR_NONE = frozenset((str, type(None)))
 
 
 def missing(filename, step_id, name):
@@ -434,15 +477,32 @@ class Replies:
             self.size += 12 * len(value) + 16  # at most: JSON writes a character in 12 bytes (a surrogate pair)
         self.look()
 
+    def add_short(self, step_ids, values):
+        """Many short replies at once (each value at most SHORT characters), added as add_value adds them one by
+        one: the batch is sent each time it is full, and at the end when it is full or old."""
+        at = 0
+        while at < len(step_ids):
+            room = self._room()
+            if room <= 0:
+                self.flush()
+                continue
+            self.ids += step_ids[at : at + room]
+            self.values += values[at : at + room]
+            at += room
+        self.look()
+
+    def _room(self):
+        """How many more short replies fit in the batch."""
+        return min(
+            self.BATCH - len(self.ids) - len(self.details), (LINE_BUDGET - self.size) // SHORT_BYTES - len(self.ids)
+        )
+
     def look(self):
         """Send the batch when it is full or old; then (how many more short replies fit in it, when it is due)."""
-        count = len(self.ids) + len(self.details)
-        full = count >= self.BATCH or self.size + SHORT_BYTES * len(self.ids) >= LINE_BUDGET
+        full = self._room() <= 0
         if full or time.monotonic() - self.since >= self.FLUSH_SECONDS:
             self.flush()
-            count = 0
-        room = min(self.BATCH - count, (LINE_BUDGET - self.size) // SHORT_BYTES - len(self.ids))
-        return room, self.since + self.FLUSH_SECONDS
+        return self._room(), self.since + self.FLUSH_SECONDS
 
     def send(self, message):
         self.flush()

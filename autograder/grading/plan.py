@@ -141,7 +141,8 @@ def wire_step(step: dict) -> tuple:
 
 def wire_calls(steps: list[dict]) -> dict:
     """Steps as child.run_steps takes them, in columns: the ids, the functions, every board in one str (nine
-    characters each), the arguments after the board, and the CPU seconds of the functions that have a timer.
+    characters each), the arguments after the board, the CPU seconds of the functions that have a timer, and the
+    stretches of calls of one function (which the child makes in chunks when they need nothing more).
 
     A job of thousands of calls then loads in a few objects: as one tuple per call, loading it was a tenth of a
     stage-one child's CPU time."""
@@ -150,12 +151,19 @@ def wire_calls(steps: list[dict]) -> dict:
     seconds = {step["call"]: step.get("seconds", 0) for step in steps}
     if len(seconds) != len({(step["call"], step.get("seconds", 0)) for step in steps}):
         raise ValueError("a function's calls have different timers")  # the child reads one per function
+    runs: list[tuple[str, int, int]] = []  # (function, first call, end): each stretch of calls of one function
+    for at, step in enumerate(steps):
+        if runs and runs[-1][0] == step["call"]:
+            runs[-1] = (step["call"], runs[-1][1], at + 1)
+        else:
+            runs.append((step["call"], at, at + 1))
     return {
         "ids": [step["id"] for step in steps],
         "functions": [step["call"] for step in steps],
         "boards": "".join(step["args"][0] for step in steps),
         "args": [tuple(step["args"][1:]) for step in steps],
         "seconds": {call: limit for call, limit in seconds.items() if limit},
+        "runs": runs,
     }
 
 

@@ -344,6 +344,18 @@ class _Written(child.Replies):
         self.lines.append(text)
 
 
+def lines_both_ways(module, steps: list[dict]) -> list[str]:
+    """The lines run_steps writes for steps, once checked to be those of run_step's replies added one by one."""
+    one_by_one, together = _Written(), _Written()
+    for step in steps:
+        one_by_one.add(child.run_step(module, "rules.py", wire_step(step)))
+    child.run_steps(module, "rules.py", wire_calls(steps), together)
+    one_by_one.flush()
+    together.flush()
+    assert together.lines == one_by_one.lines
+    return together.lines
+
+
 def test_a_job_of_steps_replies_as_its_steps_one_by_one():
     """Does run_steps, which makes the usual call itself, write what run_step writes step by step, whatever the
     call does: return a short str, a long one, None, another value, raise, change its board, not exist, or have a
@@ -367,14 +379,8 @@ def test_a_job_of_steps_replies_as_its_steps_one_by_one():
     steps[8]["args"].append(3)
     steps[9]["seconds"] = 5
     steps.append({"id": 10, "call": "timed", "args": [" " * 9], "seconds": 5})
-    one_by_one, together = _Written(), _Written()
-    for step in steps:
-        one_by_one.add(child.run_step(Module, "rules.py", wire_step(step)))
-    child.run_steps(Module, "rules.py", wire_calls(steps), together)
-    one_by_one.flush()
-    together.flush()
-    assert together.lines == one_by_one.lines
-    replies = json.loads(together.lines[0])
+    lines = lines_both_ways(Module, steps)
+    replies = json.loads(lines[0])
     assert replies["ids"] == [0, 1, 2, 3, 7, 8, 9] and len(replies["details"]) == 4
 
 
@@ -411,14 +417,8 @@ def test_a_stretch_of_quick_calls_made_in_chunks_replies_as_its_calls_one_by_one
         for n, name in enumerate(("raises", "stops", "marks", "number"))
         for i, board in enumerate(boards)
     ]
-    one_by_one, together = _Written(), _Written()
-    for step in steps:
-        one_by_one.add(child.run_step(Module, "rules.py", wire_step(step)))
-    child.run_steps(Module, "rules.py", wire_calls(steps), together)
-    one_by_one.flush()
-    together.flush()
-    assert together.lines == one_by_one.lines
-    details = [detail for line in together.lines for detail in json.loads(line)["details"]]
+    lines = lines_both_ways(Module, steps)
+    details = [detail for line in lines for detail in json.loads(line)["details"]]
     assert [(d.get("error"), "changed" in d) for d in details] == [
         ("ZeroDivisionError", False),
         ("StopIteration", False),

@@ -217,6 +217,26 @@ def test_reply_over_the_cap_is_an_output_limit(level, monkeypatch):
 
 
 @pytest.mark.parametrize("level", LEVELS)
+def test_a_child_cannot_write_over_or_grow_its_stdin(level):
+    """Is the job a child reads on stdin sealed: can it neither write into it, nor make it larger or smaller, and
+    does it still read all of it?"""
+    code = """import os, sys
+job = sys.stdin.buffer.read()
+found = []
+for attempt in (lambda: os.pwrite(0, b"forged", 0), lambda: os.ftruncate(0, 4096), lambda: os.ftruncate(0, 0)):
+    try:
+        attempt()
+        found.append("done")
+    except OSError as error:
+        found.append(type(error).__name__)
+os.write(3, job + b" " + " ".join(found).encode())
+"""
+    outcome = run(code, level, stdin=b"the job")
+    assert outcome.status == "exited", outcome.detail
+    assert outcome.reply == b"the job PermissionError PermissionError PermissionError"
+
+
+@pytest.mark.parametrize("level", LEVELS)
 def test_large_unread_stdin_does_not_block(level):
     """Does a child that never reads a large stdin still run to its end?"""
     outcome = run("import os\nos.write(3, b'ok')\n", level, stdin=b"z" * (8 << 20))

@@ -76,21 +76,25 @@ def _inherited_fds(keep: set[int]) -> list[int]:
 
 def _stdin_file(data: bytes) -> int:
     """A file holding data, read from its start: a file, not a pipe, so a child that never reads cannot block us. In
-    memory (memfd) where the kernel has it: a temporary file on some disks costs more than half a millisecond."""
+    memory (memfd) where the kernel has it, sealed so that the child can neither write it nor change its size: a
+    temporary file on some disks costs more than half a millisecond."""
     try:
-        fd = os.memfd_create("autograde-stdin", os.MFD_CLOEXEC)
+        fd = os.memfd_create("autograde-stdin", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     except (AttributeError, OSError):
         with tempfile.TemporaryFile() as file:
             return _filled(os.dup(file.fileno()), data)
-    return _filled(fd, data)
+    return _filled(fd, data, seal=True)
 
 
-def _filled(fd: int, data: bytes) -> int:
+def _filled(fd: int, data: bytes, seal: bool = False) -> int:
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         os.lseek(fd, 0, os.SEEK_SET)
+        if seal:
+            seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
     except BaseException:
         os.close(fd)
         raise

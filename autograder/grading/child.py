@@ -107,9 +107,7 @@ def quoted_all(texts):
     joined = '", "'.join(texts)
     if plain_ascii(joined):
         return '"' + joined + '"' if texts else ""
-    from _json import encode_basestring_ascii
-
-    return ", ".join(map(encode_basestring_ascii, texts))
+    return ", ".join(map(quoted, texts))
 
 
 def other(kind, text):
@@ -247,13 +245,13 @@ def run_steps(module, filename, calls, replies):
     board is nine characters of one str, split into squares once here (each call's list is a slice of them). A
     stretch of calls of one function with no timer and no argument but the board is made in chunks (run_plain);
     any other call as run_step makes it."""
-    squares = list(calls["boards"])  # every board's squares: the same exact one-character strs list(board) gives
-    timers, args = calls["seconds"], calls["args"]
+    boards, timers, args = calls["boards"], calls["seconds"], calls["args"]
+    squares = list(boards)  # every board's squares: the same exact one-character strs list(board) gives
     for name, start, stop in calls["runs"]:
         if name in timers or any(args[start:stop]):
             seconds = timers.get(name, 0)
             for at in range(start, stop):
-                board = "".join(squares[9 * at : 9 * at + 9])
+                board = boards[9 * at : 9 * at + 9]
                 replies.add(run_step(module, filename, (calls["ids"][at], name, (board, *args[at]), seconds)))
         else:
             run_plain(module, filename, name, calls["ids"][start:stop], squares[9 * start : 9 * stop], replies)
@@ -317,10 +315,10 @@ def add_answers(step_ids, values, given, boards, replies):
     after = list(itertools.chain.from_iterable(boards)) if set(map(len, boards)) <= NINE else None
     if after is None or not set(map(type, after)) <= STR_ONLY or after != given:
         for at, (step_id, value, board) in enumerate(zip(step_ids, values, boards)):  # noqa: B905 - one length
-            if tuple(map(type, board)) != STR9 or board != given[9 * at : 9 * at + 9]:  # same_board
-                replies.add(changed(step_id, value, board))
-            else:
+            if same_board(board, given[9 * at : 9 * at + 9]):
                 replies.add_value(step_id, encode(value))
+            else:
+                replies.add(changed(step_id, value, board))
         return
     if set(map(type, values)) <= STR_OR_NONE:
         encoded = ["n" if value is None else "s" + value for value in values]
@@ -498,11 +496,9 @@ class Replies:
         )
 
     def look(self):
-        """Send the batch when it is full or old; then (how many more short replies fit in it, when it is due)."""
-        full = self._room() <= 0
-        if full or time.monotonic() - self.since >= self.FLUSH_SECONDS:
+        """Send the batch when it is full or old."""
+        if self._room() <= 0 or time.monotonic() - self.since >= self.FLUSH_SECONDS:
             self.flush()
-        return self._room(), self.since + self.FLUSH_SECONDS
 
     def send(self, message):
         self.flush()

@@ -140,9 +140,9 @@ def wire_step(step: dict) -> tuple:
 
 
 def wire_calls(steps: list[dict]) -> dict:
-    """Steps as child.run_steps takes them, in columns: the ids, the functions, every board in one str (nine
-    characters each), the arguments after the board, the CPU seconds of the functions that have a timer, and the
-    stretches of calls of one function (which the child makes in chunks when they need nothing more).
+    """Steps as child.run_steps takes them, in columns: the ids, every board in one str (nine characters each), the
+    arguments after the board, the CPU seconds of the functions that have a timer, and the stretches of calls of one
+    function, each (function, first call, end), which the child makes in chunks when they need nothing more.
 
     A job of thousands of calls then loads in a few objects: as one tuple per call, loading it was a tenth of a
     stage-one child's CPU time."""
@@ -159,7 +159,6 @@ def wire_calls(steps: list[dict]) -> dict:
             runs.append((step["call"], at, at + 1))
     return {
         "ids": [step["id"] for step in steps],
-        "functions": [step["call"] for step in steps],
         "boards": "".join(step["args"][0] for step in steps),
         "args": [tuple(step["args"][1:]) for step in steps],
         "seconds": {call: limit for call, limit in seconds.items() if limit},

@@ -53,6 +53,38 @@ def test_results_json_reads_back_to_the_same_record_and_bytes():
     assert from_json(json.loads(json_text(to_json(ungraded)))) == ungraded
 
 
+JSON_LEAVES = (
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.just(float("nan")) | st.just(1e300 * 10)
+)
+JSON_TREES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text() | st.integers() | st.booleans() | st.none(), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON_TREES)
+def test_results_json_text_is_exactly_what_json_writes(value):
+    """Is json_text's own indented writer, for any JSON-like value (nested lists, tuples and dicts, keys of every
+    kind json takes, any str, int or float, NaN and infinity among them), the text of json.dumps with an indent of
+    two and ensure_ascii off?"""
+    assert json_text(value) == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_results_json_text_of_a_record_is_what_json_writes():
+    """Is a whole results.json (a record with notes, a wrong answer, unsafe text, an ungraded one) written as
+    json.dumps writes it?"""
+    capped_ungraded = ungraded_result(UNSAFE * 3, "the grader failed: " + UNSAFE, ISOLATION, 0.0, PARAMETERS)
+    for record in (a_record(), capped_ungraded):
+        data = to_json(record)
+        assert json_text(data) == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
 def test_results_json_holds_what_gradescope_and_the_course_read():
     """Are the score, the stage entries, each test's status and outcome, and the notes where results.json keeps them?"""
     record = a_record()

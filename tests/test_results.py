@@ -54,7 +54,7 @@ def test_results_json_reads_back_to_the_same_record_and_bytes():
 
 
 JSON_LEAVES = (
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.just(float("nan")) | st.just(1e300 * 10)
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.just(float("nan")) | st.just(float("inf"))
 )
 JSON_TREES = st.recursive(
     JSON_LEAVES,

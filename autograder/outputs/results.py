@@ -303,25 +303,17 @@ def _indented(value, newline: str, parts: list[str]) -> None:
             parts.append("{}" if kind is dict else "[]")
             return
         inner = newline + "  "
-        between = "," + inner
-        parts.append(("{" if kind is dict else "[") + inner)
-        if kind is dict:
-            first = True
-            for key, item in value.items():
+        opening, closing = ("{", "}") if kind is dict else ("[", "]")
+        for index, item in enumerate(value.items() if kind is dict else value):
+            parts.append(("," if index else opening) + inner)
+            if kind is dict:
+                key, item = item
                 if type(key) is not str:
                     raise _Unusual
-                if not first:
-                    parts.append(between)
-                first = False
                 parts.append(_STRING(key))
                 parts.append(": ")
-                _indented(item, inner, parts)
-        else:
-            for index, item in enumerate(value):
-                if index:
-                    parts.append(between)
-                _indented(item, inner, parts)
-        parts.append(newline + ("}" if kind is dict else "]"))
+            _indented(item, inner, parts)
+        parts.append(newline + closing)
     elif value is None:
         parts.append("null")
     elif value is True:

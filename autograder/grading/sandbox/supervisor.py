@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import math
 import os
+import select
 import selectors
 import signal
 import time
@@ -27,6 +28,7 @@ from autograder.grading.sandbox.uids import kill_uid
 REPLY_CAP = 4 << 20  # a reply kept whole (a run without a reader); the tournament's child writes at most 2 MiB
 _DRAIN_SECONDS = 1.0  # after the child ends, how long to wait for the pipes to report end-of-file
 _CHUNK = 1 << 16
+_REAP_SECONDS = 0.5  # how long bwrap gets to reap its killed child and exit before it is killed itself
 _TICK = 0.1  # the longest the supervisor sleeps between looks at a running child (stop_all, CPU, memory)
 _WINDOW = 1.0  # the wall-clock backstop looks at this much recent history to tell computing from waiting
 
@@ -44,6 +46,8 @@ class Supervisor:
         self.samples: collections.deque[tuple[float, float]] = collections.deque(maxlen=64)
 
     def kill_all(self) -> None:
+        if self.isolation.level == "bubblewrap":
+            self._end_namespace()
         os.kill(self.pid, signal.SIGKILL)  # not reaped yet, so still ours; the child follows it (--die-with-parent)
         if self.group is not None:
             self.group.kill()  # every process of the run, setsid or not
@@ -56,6 +60,31 @@ class Supervisor:
                 os.killpg(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def _end_namespace(self) -> None:
+        """Kill the namespace's pid 1 (the kernel ends every process in it) and give bwrap a moment to reap it and
+        exit. Killed first, bwrap would leave its child an orphan: a zombie for whoever reaps orphans here (nobody,
+        when the grader is a container's pid 1), counted against its uid's process limit until then."""
+        for child in _children(self.pid):
+            try:
+                child_fd = os.pidfd_open(child)
+            except OSError:
+                continue  # gone already
+            try:
+                if _parent(child) == self.pid:  # still bwrap's own child, not a pid used again since
+                    signal.pidfd_send_signal(child_fd, signal.SIGKILL)
+            except OSError:
+                pass
+            finally:
+                os.close(child_fd)
+        try:
+            bwrap_fd = os.pidfd_open(self.pid)
+        except OSError:
+            return
+        try:
+            select.select([bwrap_fd], [], [], _REAP_SECONDS)  # readable once bwrap has exited
+        finally:
+            os.close(bwrap_fd)
 
     def _cpu_now(self) -> float:
         return self.group.cpu_seconds() if self.group is not None else _tree_cpu(self.pid)
@@ -256,6 +285,13 @@ class Supervisor:
         self.writing = more
         if self.outbox.finished:
             self.outbox.shut()  # the child reads end-of-file after the last of it
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
 
 
 def _children(pid: int) -> list[int]:

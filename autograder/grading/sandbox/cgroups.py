@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from autograder.grading.sandbox.host import cache_lock, is_root, mount_table, read_text, tool, write_text
+from autograder.grading.sandbox.host import cache_lock, is_root, mount_table, read_text, stat_fields, tool, write_text
 from autograder.grading.sandbox.limits import PROBE_LIMITS, Limits
 from autograder.grading.sandbox.wrapper import SH, WRAPPER
 
@@ -39,10 +39,8 @@ def _own_cgroups() -> dict[str, str]:
 
 
 def _start_time(pid: int) -> str | None:
-    try:
-        return read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
+    fields = stat_fields(pid)
+    return fields[19] if len(fields) > 19 else None
 
 
 class Tree:

@@ -95,6 +95,15 @@ def read_text(path: str) -> str:
         return handle.read().decode("ascii", "replace")
 
 
+def stat_fields(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses): [0] is the
+    state, [1] the parent's pid, [11] and [12] user and system ticks, [19] the start time; [] when it is gone."""
+    try:
+        return read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def mount_table() -> list[tuple[str, str, str, list[str]]]:
     """(mount point, root within its filesystem, filesystem type, super options) from /proc/self/mountinfo."""
     found = []

@@ -12,7 +12,7 @@ import signal
 import time
 
 from autograder.grading.sandbox.fallback import DISK_TICK, bytes_of, shared_places
-from autograder.grading.sandbox.host import cpus, read_text
+from autograder.grading.sandbox.host import cpus, read_text, stat_fields
 from autograder.grading.sandbox.limits import COMPUTING_RATE, TMPFS_BYTES, hard_cap
 from autograder.grading.sandbox.run_result import (
     WALL_CAP,
@@ -71,7 +71,7 @@ class Supervisor:
             except OSError:
                 continue  # gone already
             try:
-                if _parent(child) == self.pid:  # still bwrap's own child, not a pid used again since
+                if stat_fields(child)[1:2] == [str(self.pid)]:  # still bwrap's own child, not a pid used again since
                     signal.pidfd_send_signal(child_fd, signal.SIGKILL)
             except OSError:
                 pass
@@ -287,13 +287,6 @@ class Supervisor:
             self.outbox.shut()  # the child reads end-of-file after the last of it
 
 
-def _parent(pid: int) -> int:
-    try:
-        return int(read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return -1
-
-
 def _children(pid: int) -> list[int]:
     try:
         return [int(c) for c in read_text(f"/proc/{pid}/task/{pid}/children").split()]
@@ -316,9 +309,7 @@ def _tree_cpu(pid: int) -> float:
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0
     for each in _tree_pids(pid):
-        try:
-            fields = read_text(f"/proc/{each}/stat").rsplit(")", 1)[1].split()
+        fields = stat_fields(each)
+        if len(fields) > 12:
             total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            pass
     return total / ticks

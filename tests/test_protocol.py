@@ -76,6 +76,19 @@ def test_whatever_a_function_returns_the_child_encodes_within_the_protocol(value
     assert len(json.dumps({"ids": [0], "values": [text], "details": []})) < child.LINE_BUDGET
 
 
+ENCODED = st.sampled_from(["sX", "sO", "n", "s", "s draw"]) | st.text(st.characters(blacklist_categories=()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(ENCODED))
+def test_the_childs_batch_of_values_is_what_json_writes(texts):
+    """Does the child's batch of encoded values (plain ones joined at once, the rest escaped one by one) read back
+    as the same strs, byte for byte what json.dumps writes?"""
+    written = child.quoted_all(texts)
+    assert written == ", ".join(map(json.dumps, texts))
+    assert json.loads(f"[{written}]") == texts
+
+
 @pytest.mark.slow  # hundreds of examples: seconds each
 @settings(max_examples=200, deadline=None)
 @given(board=st.one_of(VALUES, st.lists(VALUES, max_size=12), st.text(st.characters(blacklist_categories=()))))

@@ -104,9 +104,8 @@ def quoted(text):
 def quoted_all(texts):
     """ ", ".join(map(quoted, texts)), for thousands of short values at once: one look at them all when none needs
     escaping (the usual case), else each escaped by JSON's own C code."""
-    joined = '", "'.join(texts)
-    if plain_ascii(joined):
-        return '"' + joined + '"' if texts else ""
+    if plain_ascii("".join(texts)):  # the texts alone: the separator's quotes would fail the look
+        return '"' + '", "'.join(texts) + '"' if texts else ""
     return ", ".join(map(quoted, texts))
 
 

@@ -27,17 +27,21 @@ def table_look(source: str, filename: str) -> str:
         tree = parsing.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ""  # the child reports what is wrong with it
-    docstrings = {
-        id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-    }
+    docstrings: set[int] = set()  # a constant that is a statement of its own (a docstring) is not counted
     constants = chars = 0
-    inside: set[int] = set()  # constants already counted in an enclosing display
-    for node in ast.walk(tree):  # breadth first: an outer display comes before the displays inside it
-        if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.Dict) and id(node) not in inside:
-            found = [item for item in ast.walk(node) if isinstance(item, ast.Constant)]
-            inside.update(id(item) for item in ast.walk(node))
-            if len(found) > ITEMS:
-                return _look(filename, node, f"a literal of {len(found):,} values")
+    inside: set[int] = set()  # nodes of a display already counted in an enclosing one
+    # One walk, breadth first: an outer display comes before the displays inside it, and a statement before the
+    # constant it holds.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            docstrings.add(id(node.value))
+        elif isinstance(node, ast.List | ast.Tuple | ast.Set | ast.Dict) and id(node) not in inside:
+            found = 0
+            for item in ast.walk(node):
+                inside.add(id(item))
+                found += isinstance(item, ast.Constant)
+            if found > ITEMS:
+                return _look(filename, node, f"a literal of {found:,} values")
         if not isinstance(node, ast.Constant) or id(node) in docstrings:
             continue
         constants += 1

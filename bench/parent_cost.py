@@ -44,11 +44,17 @@ PIECES = [
     ("write_atomically", "the two files written", 1),
     ("record", "the gradebook insert", 1),
 ]
+# (key, from mark, to mark, what it is): wall time per run, between the marks the wrappers below set
 PHASES = [
-    ("setup", "from run() to the child spawned (the run's folder, uid, cgroup, then waiting for the GIL)"),
-    ("alive", "the child alive, from its spawn to the kill at its last line"),
-    ("kill", "kill_all: the namespace's pid 1, then every process of the run"),
-    ("after", "from the kill to run() returning (reaping, the cgroup's CPU, cleanup)"),
+    (
+        "setup",
+        "start",
+        "spawn",
+        "from run() to the child spawned (the run's folder, uid, cgroup, then waiting for the GIL)",
+    ),
+    ("alive", "spawn", "kill", "the child alive, from its spawn to the kill at its last line"),
+    ("kill", "kill", "killed", "kill_all: the namespace's pid 1, then every process of the run"),
+    ("after", "killed", "end", "from the kill to run() returning (reaping, the cgroup's CPU, cleanup)"),
 ]
 
 
@@ -90,6 +96,7 @@ def instrumented(class_dir: str, out: str, jobs: int | None) -> dict:
         marks.at.setdefault(key, time.perf_counter())
 
     for owner, name, key in [
+        (sandbox, "run", "run"),  # a stage's run, as judge calls it (detect's probe goes to runner.run)
         (class_loop, "grade_guarded", "worker"),
         (judge, "judge_stage", "judge_stage"),
         (judge, "table_look", "table_look"),
@@ -107,24 +114,16 @@ def instrumented(class_dir: str, out: str, jobs: int | None) -> dict:
 
     real_run, real_spawn, real_kill = sandbox.run, runner.spawn, Supervisor.kill_all
 
-    def run(*args, **kwargs):  # a stage's run, as judge calls it (detect's probe goes to runner.run)
+    def run(*args, **kwargs):
         marks.at = {}
         mark("start")
-        started = time.thread_time()
         try:
             return real_run(*args, **kwargs)
         finally:
-            cpu["run"].append(time.thread_time() - started)
             mark("end")
-            at = marks.at
-            for key, begin, end in [
-                ("setup", "start", "spawn"),
-                ("alive", "spawn", "kill"),
-                ("kill", "kill", "killed"),
-                ("after", "killed", "end"),
-            ]:
-                if begin in at and end in at:
-                    phases[key].append(at[end] - at[begin])
+            for key, begin, end, _ in PHASES:
+                if begin in marks.at and end in marks.at:
+                    phases[key].append(marks.at[end] - marks.at[begin])
 
     def spawn(*args, **kwargs):
         pid = real_spawn(*args, **kwargs)
@@ -226,7 +225,7 @@ def main() -> int:
         if value is not None:
             print(f"  {'  ' * depth}{value / args.students * 1000:6.2f}  {what}")
     print("\nEach sandboxed run's phases (wall time, ms, median run):")
-    for key, what in PHASES:
+    for key, _, _, what in PHASES:
         value = median_of(runs, "phases", key)
         if value is not None:
             print(f"  {value * 1000:7.2f}  {what}")

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,9 +16,9 @@ from hypothesis import strategies as st
 
 from autograder.course.board import draw_with_key
 from autograder.course.stages import STAGE_BY_ID
-from autograder.grading import child, judge
+from autograder.grading import child, judge, protocol
 from autograder.grading.plan import stage_plan
-from autograder.grading.protocol import decode
+from autograder.grading.protocol import decode, parse_replies
 from autograder.record import Outcome, StageResult
 from tests.classes import reference
 from tests.replies import (
@@ -30,6 +31,7 @@ from tests.replies import (
     ran,
     right_bytes,
     right_forms,
+    right_lines,
     right_memo_bytes,
 )
 
@@ -195,6 +197,62 @@ def test_a_check_passes_only_when_every_answer_is_right(drawn):
         if plan.expected.get(test.check):  # a call check (board-unchanged has no cases of its own)
             right = all(values.get(step_id) in forms for step_id, forms, _ in plan.expected[test.check])
             assert (test.outcome == "passed") == right, (test.check, test.outcome, test.output)
+
+
+def read_cold_and_warm(lines: list[dict], ids: frozenset[int]):
+    """The lines read with nothing remembered, and as a later child's, once they were all remembered."""
+    raw, plan = encoded(lines), stage_plan(RULES.id)
+    protocol._known_lines.clear()
+    with mock.patch.object(protocol, "_remember", lambda *_: None):
+        cold = parse_replies(raw, plan, killed=False, ids=ids)
+    parse_replies(raw, plan, killed=False, ids=ids)  # remembered as read
+    return cold, parse_replies(raw, plan, killed=False, ids=ids)
+
+
+# Lines a perfect submission's children write, visible and hidden, in several batchings; wrong ones of right forms;
+# values no call returns
+RIGHT_POOL = [
+    line
+    for batches, hidden in ((1, False), (2, False), (3, True), (4, True))
+    for line in right_lines(RULES.id, batches, hidden)[1:-1]
+]
+RIGHT_POOL.append({**RIGHT_POOL[0], "values": ["sO" if value == "sX" else "sX" for value in RIGHT_POOL[0]["values"]]})
+RIGHT_POOL.append({**RIGHT_POOL[0], "values": ["i7"] * len(RIGHT_POOL[0]["ids"])})  # no call returns an int
+
+
+@FUZZ
+@given(picks=st.lists(st.integers(0, len(RIGHT_POOL) - 1), max_size=6), hidden=st.booleans())
+def test_a_line_of_right_answers_read_again_reads_the_same(picks, hidden):
+    """Is a line the reader remembers from an earlier child (lines of right answers are not read again in full)
+    read exactly as the first time, whatever comes before it: the same answers, and the same tampering when it
+    answers a call twice, has more answers than the job or answers another job's calls?"""
+    plan = stage_plan(RULES.id)
+    lines = [{"import": "ok"}, *(RIGHT_POOL[pick] for pick in picks), {"done": True}]
+    cold, warm = read_cold_and_warm(lines, plan.hidden_ids if hidden else plan.visible_ids)
+    assert warm == cold
+
+
+def test_a_call_answered_with_an_error_and_then_a_value_is_tampering():
+    """Counted, the answers add up to the job's calls, but one call is answered twice and another never."""
+    plan, batch = stage_plan(RULES.id), RIGHT_POOL[0]
+    error = {"id": batch["ids"][0], "ok": False, "error": "ValueError", "message": "no"}
+    cut = {"ids": batch["ids"][:-1], "values": batch["values"][:-1], "details": []}
+    lines = [{"import": "ok"}, {"ids": [], "values": [], "details": [error]}, cut, {"done": True}]
+    for replies in read_cold_and_warm(lines, plan.visible_ids):
+        assert replies.tampered == "line 3: a call answered twice"
+
+
+def test_only_lines_of_the_plans_own_encodings_are_remembered_and_within_their_memory(monkeypatch):
+    plan = stage_plan(RULES.id)
+    protocol._known_lines.clear()
+    parse_replies(encoded([{"import": "ok"}, RIGHT_POOL[-1]]), plan, killed=True, ids=plan.visible_ids)
+    assert not protocol._known_lines  # values no call returns are decoded each time
+    monkeypatch.setattr(protocol, "KNOWN_LINES_MEMORY", 6000)
+    for batches in range(1, 9):
+        parse_replies(encoded(right_lines(RULES.id, batches)), plan, killed=False, ids=plan.visible_ids)
+        assert protocol._known_lines
+        kept = protocol._known_lines.items()
+        assert sum(protocol.known_line_memory(text, answers) for (_, text), answers in kept) <= 6000
 
 
 # Through the real sandbox

@@ -179,7 +179,12 @@ _STOPPED = {
 
 
 def _first_line(text: str) -> str:
-    line = next((line for line in text.splitlines() if line.strip()), "")
+    """The first line with more than blanks, cut at 200 characters. A printable text has no line break of any kind
+    str.splitlines knows, so it is its own first line: the common case, read many times over for every result."""
+    if text.isprintable():
+        line = text if text.strip() else ""
+    else:
+        line = next((line for line in text.splitlines() if line.strip()), "")
     return line if len(line) <= 200 else line[:199] + "…"
 
 

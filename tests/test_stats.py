@@ -14,6 +14,8 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder.admin.final_grade import final_grade
 from autograder.admin.settings import DEFAULT_SETTINGS
@@ -85,6 +87,18 @@ def test_each_way_a_stage_ends_has_its_own_kind(result, kind):
     )
     if kind not in (StageKind.FULL, StageKind.WRONG):
         assert status.reason  # every kind but a plain score says why
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(blacklist_categories=())) | st.sampled_from(["", " ", "a\x85b", "\u2028x", " \n\x1cy"]))
+def test_a_stages_reason_is_the_first_line_of_its_message_with_more_than_blanks(message):
+    """Whatever breaks the message's lines (any break str.splitlines knows), the reason is its first line that is
+    not blank, cut at 200 characters."""
+    line = next((line for line in message.splitlines() if line.strip()), "")
+    expected = line if len(line) <= 200 else line[:199] + "…"
+    result = fail_all(RULES, Outcome.TAMPERED, "x", "calls")
+    result.message = message
+    assert stage_status(result).reason == expected
 
 
 def test_the_kind_and_the_facts_it_rests_on_survive_results_json():

@@ -15,7 +15,7 @@ from autograder.grading.submissions import Submission
 from autograder.outputs import write_atomically
 from autograder.outputs.folders import FEEDBACK, RESULTS, output_folders
 from autograder.outputs.gradebook import Gradebook
-from autograder.outputs.results import cleaned, json_text, to_json
+from autograder.outputs.results import cleaned, cleaned_with_json, json_text, to_json
 from autograder.record import GradingParameters, SubmissionResult
 
 if TYPE_CHECKING:  # the pages' modules are imported when the first row is drawn
@@ -51,9 +51,10 @@ class Batch:
         Files first: a result the gradebook holds is always one that was written; if storing fails, the files
         are overwritten with the "could not be graded" result.
         """
-        row = None
+        row = data = None
         try:
-            result = cleaned(self.course.applied(name, self._with_commit(name, result), self.files.get(name)))
+            applied = self.course.applied(name, self._with_commit(name, result), self.files.get(name))
+            result, data = cleaned_with_json(applied)
             if store is not None:
                 from autograder.outputs.report import row_html  # imported meanwhile (verbs/grade.py _import_meanwhile)
 
@@ -63,7 +64,7 @@ class Batch:
             result, store = self._ungraded(name, error, "while rendering its results"), None
         if store is not None:
             try:
-                self._write(name, result)
+                self._write(name, result, data)
             except Exception as error:
                 result, store = self._ungraded(name, error, "while writing its results"), None
         if store is not None:
@@ -114,9 +115,10 @@ class Batch:
         """The grader failed on this student before grading (reading it, looking it up): written, never stored."""
         self.finish(name, self._ungraded(name, error, where), None)
 
-    def _write(self, name: str, result: SubmissionResult) -> None:
+    def _write(self, name: str, result: SubmissionResult, data: dict | None = None) -> None:
+        """data: to_json(result), when it is at hand."""
         from autograder.outputs.report import feedback_html
 
         folder = self.out / (self.folders.get(name) or output_folders([name])[name])
-        write_atomically(folder / RESULTS, json_text(to_json(result)))
+        write_atomically(folder / RESULTS, json_text(to_json(result) if data is None else data))
         write_atomically(folder / FEEDBACK, feedback_html(result, self.show_hidden))

@@ -243,7 +243,13 @@ def from_json(data: dict) -> SubmissionResult:
 
 def cleaned(result: SubmissionResult) -> SubmissionResult:
     """The record with every string passed through clean_tree, as its results.json is written."""
-    return from_json(clean_tree(to_json(result)))
+    return cleaned_with_json(result)[0]
+
+
+def cleaned_with_json(result: SubmissionResult) -> tuple[SubmissionResult, dict]:
+    """cleaned(result) and its results.json tree, which from_json's round trip makes to_json of it."""
+    data = clean_tree(to_json(result))
+    return from_json(data), data
 
 
 def failure_json(error: str, seconds: float) -> dict:

@@ -866,3 +866,23 @@ def test_a_students_results_copied_from_an_earlier_run_into_the_class_is_skipped
     found = find_class(tmp_path / "class", tmp_path / "out")
     assert [name for name, _ in found.students] == ["alice"]
     assert "results.json the grader wrote" in dict(found.skipped)["alice-graded"]
+
+
+LOADED_RICH = """
+import sys
+from autograder.verbs.grade import main
+code = main(sys.argv[1:])
+print(code, sorted(name for name in sys.modules if name.split(".")[0] == "rich"))
+"""
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_a_quiet_run_never_loads_the_terminals_library(tmp_path, quiet):
+    """rich draws the progress bar and the table: a run that shows neither (--quiet) does not import it."""
+    write_student(tmp_path / "class" / "ada", {"01_rules": reference("01_rules")})
+    argv = [str(tmp_path / "class"), "--out", str(tmp_path / "out"), *(["--quiet"] if quiet else [])]
+    ran = subprocess.run([sys.executable, "-c", LOADED_RICH, *argv], capture_output=True, text=True, cwd=ROOT)
+    code, loaded = ran.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert code == "0", ran.stderr
+    assert (loaded == "[]") == quiet
+    assert read_grades(tmp_path / "out")["ada"]["total"] == "10"

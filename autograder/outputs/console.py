@@ -7,24 +7,25 @@ name is printed as it is, never interpreted), cleaned of control characters firs
 import contextlib
 import sys
 
-from rich.console import Console as RichConsole
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
-
 from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGES, TOTAL_POINTS
 from autograder.outputs import clean_line, name_order
 from autograder.outputs.gradesheet import points
 from autograder.record import UNCOUNTED, FinalGrade, StageKind, SubmissionResult
 
 ORDINARY = (StageKind.FULL, StageKind.WRONG)  # the score says it; every other kind is named in the table
+# rich, imported only by a console that prints: a --quiet run never loads it (a sixth of `grade`'s imports)
+RICH_MODULES = ("rich.console", "rich.markup", "rich.progress", "rich.table")
 
 
 class Console:
     def __init__(self, quiet: bool = False):
         self.quiet = quiet
-        # A pipe or a log file has no width of its own: 120 columns keep the table of ten stages readable there.
-        self.rich = RichConsole(stderr=False, highlight=False, width=None if sys.stdout.isatty() else 120)
+        self.rich = None
+        if not quiet:
+            from rich.console import Console as RichConsole
+
+            # A pipe or a log file has no width of its own: 120 columns keep the table of ten stages readable there.
+            self.rich = RichConsole(stderr=False, highlight=False, width=None if sys.stdout.isatty() else 120)
 
     def say(self, text: str) -> None:
         """One message, printed as it is (no markup)."""
@@ -37,6 +38,9 @@ class Console:
         if self.quiet or total == 0:
             yield lambda student: None
             return
+        from rich.markup import escape
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         columns = (
             TextColumn("grading"),
             BarColumn(),
@@ -50,6 +54,8 @@ class Console:
 
     @staticmethod
     def _cell(result: SubmissionResult, stage) -> str:
+        from rich.markup import escape
+
         entry = result.stages[stage.id]
         counted = result.final.stages[stage.id].counted if result.final and stage.id in result.final.stages else ""
         if counted in UNCOUNTED or counted == "excused":  # no part of the grade: never a red zero
@@ -77,6 +83,9 @@ class Console:
         absent: the roster's students with no submission (their final grades), listed as not submitted."""
         if self.quiet:
             return
+        from rich.markup import escape
+        from rich.table import Table
+
         absent = {name: final for name, final in (absent or {}).items() if name not in results}
         finals = [result.final for result in results.values() if result.final] + list(absent.values())
         possible = finals[0].possible if finals else TOTAL_POINTS

@@ -18,6 +18,7 @@ from autograder.grading.interrupt import first_interrupt_sets
 from autograder.grading.options import GradeOptions, OptionsError, parse_options
 from autograder.grading.submissions import ClassError
 from autograder.outputs.command_line import fail
+from autograder.outputs.console import RICH_MODULES
 
 PROG = "autograde grade"
 
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
         options = parse_options(argv)
     except OptionsError as error:
         return fail(PROG, str(error))
-    _import_meanwhile("autograder.outputs.console", "autograder.outputs.report")
+    _import_meanwhile("autograder.outputs.report", *(() if options.quiet else RICH_MODULES))
     stop = threading.Event()
     with first_interrupt_sets(stop):
         return _grade(options, stop)

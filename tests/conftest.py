@@ -1,4 +1,5 @@
-"""How the suite is spread over pytest-xdist's workers: `make test` runs it with -n auto --dist loadfile.
+"""How the suite is spread over pytest-xdist's workers: `make test` runs it with --dist loadfile on one
+worker more than the cores.
 
 Each file runs on one worker, so a module-scoped fixture (a class graded once for all the file's tests) is built
 once. (xdist's finer --dist loadgroup cannot be used: it renames node ids, which pytest 9 no longer allows.)
@@ -14,6 +15,6 @@ def expensive(item) -> bool:
 
 def pytest_collection_modifyitems(items):
     """The files holding expensive tests first, so the longest files start at once and the cheap ones fill the gaps
-    at the end, keeping both workers busy. Within a file the order stays as written."""
+    at the end, keeping every worker busy. Within a file the order stays as written."""
     costly = {item.path for item in items if expensive(item)}
     items.sort(key=lambda item: item.path not in costly)

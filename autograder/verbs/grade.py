@@ -13,6 +13,8 @@ from autograder.admin.course import load_course
 from autograder.admin.overrides import OverridesError
 from autograder.admin.policy import PolicyError
 from autograder.admin.roster import RosterError
+from autograder.course.suite import suite_hash
+from autograder.grading import sandbox
 from autograder.grading.class_loop import grade_class, read_class
 from autograder.grading.interrupt import first_interrupt_sets
 from autograder.grading.options import GradeOptions, OptionsError, parse_options
@@ -29,9 +31,13 @@ def main(argv: list[str] | None = None) -> int:
     except OptionsError as error:
         return fail(PROG, str(error))
     _import_meanwhile("autograder.outputs.report", *(() if options.quiet else RICH_MODULES))
+    detecting = _detect_meanwhile()
     stop = threading.Event()
-    with first_interrupt_sets(stop):
-        return _grade(options, stop)
+    try:
+        with first_interrupt_sets(stop):
+            return _grade(options, stop)
+    finally:
+        detecting.join()  # its probe run ends before the grader does, whatever ended the run
 
 
 def _import_meanwhile(*modules: str) -> None:
@@ -47,6 +53,24 @@ def _import_meanwhile(*modules: str) -> None:
                 return
 
     threading.Thread(target=imports, name="import-pages", daemon=True).start()
+
+
+def _detect_meanwhile() -> threading.Thread:
+    """Find the sandbox's level (a probe child, the interpreter's and bubblewrap's versions: mostly waiting on
+    processes) and hash the suite in a thread, while this one reads the class and the course's files. grade_class
+    asks for both and waits for the answer if it is not there yet; a level that fails is tried again there, which
+    says why."""
+
+    def prepare() -> None:
+        try:
+            sandbox.detect()
+            suite_hash()
+        except Exception:  # noqa: BLE001 (raised again where grade_class asks, and reported there)
+            pass
+
+    thread = threading.Thread(target=prepare, name="detect-sandbox")
+    thread.start()
+    return thread
 
 
 def _grade(options: GradeOptions, stop: threading.Event) -> int:

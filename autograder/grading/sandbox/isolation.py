@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -23,6 +24,9 @@ class Isolation:
 
 
 _isolation: Isolation | None = None
+# Held for a whole detection: a caller that comes while another thread detects (`autograde grade` starts it early,
+# in a thread of its own) waits for that answer instead of trying every level a second time.
+_detecting = threading.Lock()
 
 
 def _limits_text(tree: Tree | None, reason: str) -> str:
@@ -45,10 +49,15 @@ def detect_with(run: Run, fresh: bool = False) -> Isolation:
     Raises RuntimeError (one line) when the only thing left would be no isolation from the grader and
     AUTOGRADE_ISOLATION=none was not given, or when a level or cgroup version forced by the environment fails.
     """
+    with _detecting:
+        with cache_lock:
+            if _isolation is not None and not fresh:
+                return _isolation
+        return _detect(run, fresh)
+
+
+def _detect(run: Run, fresh: bool) -> Isolation:
     global _isolation
-    with cache_lock:
-        if _isolation is not None and not fresh:
-            return _isolation
     forced = os.environ.get("AUTOGRADE_ISOLATION", "").strip().lower()
     if forced not in ("", "bubblewrap", "rlimits", "none"):
         raise RuntimeError(f"AUTOGRADE_ISOLATION={forced!r}: use bubblewrap, rlimits or none")

@@ -23,7 +23,7 @@ def right_forms(stage_id: str, hidden: bool | None = False) -> dict[int, str]:
     ids = plan.step_ids if hidden is None else plan.hidden_ids if hidden else plan.visible_ids
     forms = {}
     for cases in plan.expected.values():
-        for step_id, right, _ in cases:
+        for step_id, right in cases:
             if step_id in ids:
                 forms.setdefault(step_id, min(right))
     return forms

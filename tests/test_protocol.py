@@ -195,7 +195,7 @@ def test_a_check_passes_only_when_every_answer_is_right(drawn):
     values = {**right_forms(RULES.id, hidden=True), **values}  # the hidden run (judged's) answers right
     for test in result.tests:
         if plan.expected.get(test.check):  # a call check (board-unchanged has no cases of its own)
-            right = all(values.get(step_id) in forms for step_id, forms, _ in plan.expected[test.check])
+            right = all(values.get(step_id) in forms for step_id, forms in plan.expected[test.check])
             assert (test.outcome == "passed") == right, (test.check, test.outcome, test.output)
 
 

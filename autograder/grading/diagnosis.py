@@ -277,7 +277,7 @@ def student_answers(plan: Plan, replies: Replies, tests: list) -> tuple[Answers,
             if test.points and test.outcome in (Outcome.PASSED, Outcome.FAILED):  # not an advisory, not stopped
                 (right if test.outcome == Outcome.PASSED else wrong)[test.check] = str(test.outcome)
             continue
-        for step_id, _, _ in plan.expected[test.check]:
+        for step_id, _ in plan.expected[test.check]:
             found = signature(replies.reply(step_id))
             if found is None or step_id in wrong or step_id in right:
                 continue  # unanswered, or a board two checks share, judged alike

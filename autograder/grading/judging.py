@@ -151,7 +151,7 @@ def judge_calls(
     if list(map(values.get, step_ids)) == forms and all(values.get(step_id) in right for step_id, right in several):
         return check_result(check, Outcome.PASSED, "")  # the common case, decided without decoding anything
     wrong, problems, outcome, mistakes, wrong_steps = 0, [], Outcome.PASSED, [], set()
-    for step_id, right, one in plan.expected[check.id]:
+    for (step_id, right), one in zip(plan.expected[check.id], check.cases, strict=True):
         value = values.get(step_id)
         if value in right:
             continue  # the common case, decided without decoding anything

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from autograder.course.cache import built_once, cached
-from autograder.course.checks import Case, Check, stage_checks
+from autograder.course.checks import Check, stage_checks
 from autograder.course.stages import FUNCTIONS, STAGE_BY_ID, Stage
 from autograder.grading.child import encode
 from autograder.grading.sandbox.outbox import MORE_FD
@@ -47,8 +47,9 @@ class Plan:
     steps: tuple[dict, ...]  # every step of both runs, one per distinct call (a board two checks share is asked once)
     step_by_id: dict[int, dict]
     job: bytes  # the visible job as sent on the child's stdin: the visible checks' steps
-    # check id -> [(step id, the child's encodings of every right answer, the case)], for judging at speed
-    expected: dict[str, list[tuple[int, frozenset[str], Case]]]
+    # check id -> [(step id, the child's encodings of every right answer)], one per case of the check, in its order:
+    # judging pairs them with the check's cases (a plan does not hold them again: it loads in half the time)
+    expected: dict[str, list[tuple[int, frozenset[str]]]]
     # check id -> (step ids of its cases with one right form, those forms, [(step id, forms)] of the others):
     # a check whose answers are all right is then decided by comparing two lists and a short loop
     quick: dict[str, tuple[list[int], list[str], list[tuple[int, frozenset[str]]]]]
@@ -100,19 +101,19 @@ def _build_plan(stage_id: str) -> Plan:
                 if FUNCTIONS[check.function].slow:
                     step["seconds"] = CALL_SECONDS
                 steps.append(step)
-            expected[check.id].append((ids[key], encodings(one.accept), one))
+            expected[check.id].append((ids[key], encodings(one.accept)))
     # A step of a visible check is asked in the visible job, even when a hidden check shares it: it is no secret.
-    visible_ids = frozenset(step_id for check in checks if check.visible for step_id, _, _ in expected[check.id])
+    visible_ids = frozenset(step_id for check in checks if check.visible for step_id, _ in expected[check.id])
     hidden_ids = frozenset(step["id"] for step in steps) - visible_ids
     more = {"more": MORE_FD} if hidden_ids else {}  # the hidden job follows on that descriptor (judge.py)
     job = _job(stage, calls=wire_calls([step for step in steps if step["id"] in visible_ids]), **more)
     hidden_job = _job(stage, calls=wire_calls([step for step in steps if step["id"] in hidden_ids]))
     quick = {}
     for check_id, cases in expected.items():
-        single = [(step_id, next(iter(right))) for step_id, right, _ in cases if len(right) == 1]
-        several = [(step_id, right) for step_id, right, _ in cases if len(right) != 1]
+        single = [(step_id, next(iter(right))) for step_id, right in cases if len(right) == 1]
+        several = [(step_id, right) for step_id, right in cases if len(right) != 1]
         quick[check_id] = ([step_id for step_id, _ in single], [form for _, form in single], several)
-    forms = frozenset(form for cases in expected.values() for _, right, _ in cases for form in right)
+    forms = frozenset(form for cases in expected.values() for _, right in cases for form in right)
     step_ids = frozenset(step["id"] for step in steps)
     return Plan(
         tuple(steps),

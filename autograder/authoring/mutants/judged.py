@@ -92,7 +92,7 @@ def _calls_failure(stage: Stage, module: types.ModuleType, checks: list[Check]) 
     plan, buffer, asked = stage_plan(stage.id), _Buffer(), set()
     never = judging.Unanswered(Outcome.CRASHED, "")
     for check in checks:
-        for step_id, right, _ in plan.expected[check.id]:
+        for step_id, right in plan.expected[check.id]:
             if step_id not in asked:
                 asked.add(step_id)
                 reply = child.run_step(module, stage.filename, wire_step(plan.step_by_id[step_id]))

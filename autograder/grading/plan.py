@@ -13,6 +13,7 @@ judged by comparing strings, without decoding anything.
 import marshal
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from autograder.course.cache import built_once, cached
 from autograder.course.checks import Check, stage_checks
@@ -44,8 +45,6 @@ MEMO_KINDS = ("memo-size", "memo-speed", "prune")  # the checks judged from the 
 class Plan:
     """Everything about a stage's checks that is the same for every submission, worked out once."""
 
-    steps: tuple[dict, ...]  # every step of both runs, one per distinct call (a board two checks share is asked once)
-    step_by_id: dict[int, dict]
     job: bytes  # the visible job as sent on the child's stdin: the visible checks' steps
     # check id -> [(step id, the child's encodings of every right answer)], one per case of the check, in its order:
     # judging pairs them with the check's cases (a plan does not hold them again: it loads in half the time)
@@ -63,6 +62,33 @@ class Plan:
     memo_again: tuple[int | None, ...] = ()  # the right answers of the scoring again, in the job's order
     memo_scores: dict[str, int] = field(default_factory=dict)  # what a right memo holds: each key (a board) -> score
     memo_counts: Counter = field(default_factory=Counter)  # how many of those boards score 1, 0 and -1
+
+    @cached_property
+    def steps(self) -> tuple[dict, ...]:
+        """Every step of both jobs, one per distinct call (a board two checks share is asked once), in id order:
+        {"id", "call", "args": [board, *more], "seconds" when the call has a timer of its own}.
+
+        Read back from the two jobs when first asked (a wrong answer, a diagnosis), not kept in the plan: most
+        graders never need these ten thousand dicts of stage one, and loading them was half of the plan's load."""
+        steps = []
+        for job in (self.job, self.hidden_job):
+            calls = marshal.loads(job)["calls"]
+            ids, boards, args, timers = calls["ids"], calls["boards"], calls["args"], calls["seconds"]
+            for name, start, stop in calls["runs"]:
+                timer = {"seconds": timers[name]} if name in timers else {}
+                for at in range(start, stop):
+                    steps.append(
+                        {"id": ids[at], "call": name, "args": [boards[9 * at : 9 * at + 9], *args[at]], **timer}
+                    )
+        return tuple(sorted(steps, key=lambda step: step["id"]))
+
+    @cached_property
+    def step_by_id(self) -> dict[int, dict]:
+        return {step["id"]: step for step in self.steps}
+
+    def __getstate__(self) -> dict:
+        """What pickle keeps (the checks' cache): the fields, not the steps read back from the jobs."""
+        return {key: value for key, value in self.__dict__.items() if key not in ("steps", "step_by_id")}
 
 
 def encodings(answers) -> frozenset[str]:
@@ -115,9 +141,7 @@ def _build_plan(stage_id: str) -> Plan:
         quick[check_id] = ([step_id for step_id, _ in single], [form for _, form in single], several)
     forms = frozenset(form for cases in expected.values() for _, right in cases for form in right)
     step_ids = frozenset(step["id"] for step in steps)
-    return Plan(
-        tuple(steps),
-        {step["id"]: step for step in steps},
+    plan = Plan(
         job,
         expected,
         quick,
@@ -128,6 +152,9 @@ def _build_plan(stage_id: str) -> Plan:
         hidden_job,
         **memo,
     )
+    if plan.steps != tuple(steps):
+        raise AssertionError(f"{stage_id}: the plan's jobs do not give back its steps")
+    return plan
 
 
 def _job(stage: Stage, **work) -> bytes:

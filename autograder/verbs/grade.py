@@ -57,18 +57,17 @@ def _import_meanwhile(*modules: str) -> None:
 
 def _detect_meanwhile() -> threading.Thread:
     """Find the sandbox's level (a probe child, the interpreter's and bubblewrap's versions: mostly waiting on
-    processes) and hash the suite in a thread, while this one reads the class and the course's files. grade_class
-    asks for both and waits for the answer if it is not there yet; a level that fails is tried again there, which
-    says why."""
+    processes) in a thread, while this one reads the class and the course's files and hashes the suite. grade_class
+    asks for it and waits for the answer if it is not there yet; a level that fails is tried again there, which says
+    why."""
 
-    def prepare() -> None:
+    def detect() -> None:
         try:
             sandbox.detect()
-            suite_hash()
         except Exception:  # noqa: BLE001 (raised again where grade_class asks, and reported there)
             pass
 
-    thread = threading.Thread(target=prepare, name="detect-sandbox")
+    thread = threading.Thread(target=detect, name="detect-sandbox")
     thread.start()
     return thread
 
@@ -90,4 +89,5 @@ def _grade(options: GradeOptions, stop: threading.Event) -> int:
         )
     except (PolicyError, RosterError, OverridesError, OSError) as error:
         return fail(PROG, str(error))
+    suite_hash()  # needed next to the sandbox's level, and computed while its thread waits on the probe
     return grade_class(options, found, course, stop)

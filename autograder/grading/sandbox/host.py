@@ -39,6 +39,8 @@ def world_readable(path: str) -> bool:
 
 
 cache_lock = threading.RLock()
+# child_python's own: its probe (a Python start) can then run while another thread holds cache_lock to set up cgroups
+_python_lock = threading.Lock()
 _python: tuple[str, str] | None = None
 _magic = b""  # the bytecode magic number of the children's interpreter, read with its prefix
 
@@ -50,7 +52,7 @@ def child_python() -> tuple[str, str]:
     the system python3 is preferred; the child needs only the standard library.
     """
     global _python, _magic
-    with cache_lock:
+    with _python_lock:
         if _python is None:
             candidates = [os.environ.get("AUTOGRADE_CHILD_PYTHON", ""), "/usr/bin/python3", sys.executable]
             chosen = next((c for c in candidates if c and world_readable(c)), None)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from autograder.grading.sandbox.bubblewrap import bwrap_version
 from autograder.grading.sandbox.cgroups import Tree, cgroup_tree, cgroups_in_use
 from autograder.grading.sandbox.fallback import DISK_TICK, private_tmp, shared_places
-from autograder.grading.sandbox.host import cache_lock, is_root, tool
+from autograder.grading.sandbox.host import cache_lock, child_python, is_root, tool
 from autograder.grading.sandbox.limits import PATIENT_PROBE_LIMITS, TMPFS_BYTES, Limits
 from autograder.grading.sandbox.run_result import RunResult
 from autograder.grading.sandbox.uids import UID_BASE, UID_COUNT
@@ -61,6 +61,9 @@ def _detect(run: Run, fresh: bool) -> Isolation:
     forced = os.environ.get("AUTOGRADE_ISOLATION", "").strip().lower()
     if forced not in ("", "bubblewrap", "rlimits", "none"):
         raise RuntimeError(f"AUTOGRADE_ISOLATION={forced!r}: use bubblewrap, rlimits or none")
+    # The children's interpreter is asked for its version (a Python start) while the cgroups are tried; the probe
+    # run below waits for that answer, and asks again if it failed, which raises there.
+    threading.Thread(target=_child_python_quietly, name="child-python").start()
     tree, reason = cgroup_tree(fresh)
     cgroups = tree.version if tree else "none"
     limits = _limits_text(tree, reason)
@@ -114,6 +117,13 @@ def _detect(run: Run, fresh: bool) -> Isolation:
     with cache_lock:
         _isolation = found
         return _isolation
+
+
+def _child_python_quietly() -> None:
+    try:
+        child_python()
+    except Exception:  # noqa: BLE001 (raised again where a run needs the interpreter)
+        pass
 
 
 def _refusal(why: str) -> str:

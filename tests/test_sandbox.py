@@ -385,6 +385,31 @@ def test_forcing_the_fallback_with_the_environment(monkeypatch):
         sandbox.detect(fresh=True)
 
 
+@pytest.mark.skipif(BWRAP is None, reason="bubblewrap missing, failing or AUTOGRADE_ISOLATION=rlimits")
+def test_a_detection_under_way_is_waited_for_not_tried_again():
+    """`autograde grade` finds the sandbox's level in a thread while it reads the class: when grading asks for the
+    level before that thread is done, does it wait for the same answer instead of running a second probe child?"""
+    from autograder.grading.sandbox import isolation, runner
+
+    probes, answers = [], []
+
+    def probe(*args):
+        probes.append(args[1])
+        time.sleep(0.3)  # a slow probe: the second caller surely asks while it runs
+        return runner.run(*args)
+
+    def ask(fresh):
+        answers.append(isolation.detect_with(probe, fresh))
+
+    first = threading.Thread(target=ask, args=(True,))  # a detection of its own, whatever is cached already
+    first.start()
+    while not probes:
+        time.sleep(0.01)
+    ask(False)
+    first.join()
+    assert probes == ["probe.py"] and answers[0] is answers[1] and answers[0].level == "bubblewrap"
+
+
 def test_flat_names_only():
     """Is a file name with a folder in it refused before anything runs?"""
     with pytest.raises(ValueError):

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 from pathlib import Path
@@ -40,6 +41,7 @@ from autograder.admin.submitted import (
 from autograder.course.stages import CORE_STAGES, STAGES
 from autograder.grading.class_loop import untimed_notes
 from autograder.outputs.report import feedback_html, report_html
+from autograder.outputs.results import raw_json, to_json
 from autograder.record import Outcome, StageResult, SubmissionResult
 from tests.classes import ROOT, grade, read_grades, reference
 
@@ -506,14 +508,39 @@ def test_a_graded_stage_whose_file_is_not_known_has_no_time_and_is_never_on_time
     assert "Deadlines" in feedback_html(timed) and "no time found" in feedback_html(timed)
 
 
+def test_the_gradebook_keeps_the_raw_result_made_from_the_written_one():
+    """Is what the gradebook keeps for reuse, made from the results.json tree the run wrote (lateness and final grade
+    in it), exactly to_json of the result without them, key order included?"""
+    stages = {stage.id: StageResult(stage.id, 0.0, stage.points, Outcome.MISSING, "not submitted") for stage in STAGES}
+    stages["01_rules"] = StageResult("01_rules", 10.0, 10, Outcome.PASSED, "", phase="calls")
+    result = SubmissionResult("kim", stages, "", "bubblewrap", "", 1.0)
+    timed = dataclasses.replace(result, lateness=late_on_day_two(result))
+    timed.final = final_grade(timed, DEFAULT_SETTINGS)
+    raw = to_json(dataclasses.replace(timed, lateness=None, final=None))
+    assert raw_json(to_json(timed)) == raw and list(raw_json(to_json(timed))["extra_data"]) == list(raw["extra_data"])
+    assert raw_json(to_json(timed))["score"] == 10 != to_json(timed)["score"]
+    assert raw_json(to_json(result)) == to_json(result)
+
+
+def late_on_day_two(result):
+    """Stage one handed in a day and an hour after its due date, under the bundled late policy."""
+    policy = load_policy_text(LATE_POLICY)
+    due = policy.due["01_rules"]
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "01_rules").mkdir()
+        rules = Path(folder) / "01_rules" / "rules.py"
+        rules.write_text("")
+        late = (due + timedelta(days=1, hours=1)).timestamp()
+        os.utime(rules, (late, late))
+        return apply_policy(policy, "kim", Path(folder), result, {"01_rules": "01_rules/rules.py"})
+
+
 def test_collected_by_names_a_known_collection_tool():
     with pytest.raises(PolicyError, match="collected_by"):
         load_policy_text('collected_by = "my-own-script"\n')
 
 
 def load_policy_text(text: str):
-    import tempfile
-
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "policy.toml"
         path.write_text(text)

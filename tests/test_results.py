@@ -3,6 +3,7 @@
 Made in this process from canned replies (tests/replies.py): no sandbox, no subprocess.
 """
 
+import dataclasses
 import json
 import re
 import sqlite3
@@ -14,13 +15,14 @@ from autograder.course.stages import STAGES, TOTAL_POINTS
 from autograder.grading import sandbox
 from autograder.grading.judging import fail_all
 from autograder.grading.ungraded import ungraded_result
-from autograder.outputs import clean, gradesheet
+from autograder.outputs import clean, clean_tree, gradesheet
 from autograder.outputs.gradebook import Gradebook
 from autograder.outputs.results import (
     MAX_NOTE,
     MAX_NOTES,
     MAX_TEST_OUTPUT,
     cleaned,
+    cleaned_with_json,
     from_json,
     json_text,
     submission_result,
@@ -115,6 +117,30 @@ def test_what_a_submission_controls_is_capped_when_the_record_is_made():
     assert len(capped.student) < 600 and "\n" not in capped.student
     assert "\ud800" not in capped.stages[RULES.id].message
     assert cleaned(capped) == from_json(json.loads(json_text(to_json(capped))))
+
+
+def test_a_stage_written_before_is_written_for_each_student_as_their_own_record_says():
+    """Each stage's entries are made once per content and shared by the students who have it: is every student's
+    results.json still exactly json.dumps of their own record, with a score of 1 and one of 1.0 (equal, but
+    written apart) each written as it is, and a change of one character in an output its own?"""
+    record = a_record()
+    stage = record.stages[RULES.id]
+    at, first = next((at, test) for at, test in enumerate(stage.tests) if test.score == 1)
+    assert type(first.score) is int
+
+    def with_first(test):
+        tests = [*stage.tests[:at], test, *stage.tests[at + 1 :]]
+        return dataclasses.replace(record, stages={**record.stages, RULES.id: dataclasses.replace(stage, tests=tests)})
+
+    as_float = with_first(dataclasses.replace(first, score=1.0))
+    other_output = with_first(dataclasses.replace(first, output=first.output + "."))
+    texts = []
+    for each in (record, as_float, other_output, record, as_float):
+        result, data = cleaned_with_json(each)
+        assert data == clean_tree(to_json(each)) and result == cleaned(each)
+        texts.append(json_text(data))
+        assert texts[-1] == json.dumps(clean_tree(to_json(each)), indent=2, ensure_ascii=False) + "\n"
+    assert len(set(texts)) == 3 and '"score": 1.0,' in texts[1] and '"score": 1.0,' not in texts[0]
 
 
 def test_grades_csv_and_the_gradebook_take_the_record(tmp_path):

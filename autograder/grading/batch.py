@@ -45,8 +45,11 @@ class Batch:
         self.files: dict[str, dict[str, str]] = {}  # the file the intake graded per stage: its time is the one read
         self.stored = self.reused = 0
 
-    def finish(self, name: str, result: SubmissionResult, store: Callable[[SubmissionResult], None] | None) -> None:
-        """Write the student's files, then store the result (store None: an ungraded result, never stored).
+    def finish(
+        self, name: str, result: SubmissionResult, store: Callable[[SubmissionResult, dict], None] | None
+    ) -> None:
+        """Write the student's files, then store the result and its results.json tree (store None: an ungraded
+        result, never stored).
 
         Files first: a result the gradebook holds is always one that was written; if storing fails, the files
         are overwritten with the "could not be graded" result.
@@ -69,7 +72,7 @@ class Batch:
                 result, store = self._ungraded(name, error, "while writing its results"), None
         if store is not None:
             try:
-                store(result)
+                store(result, data)
                 self.stored += 1
             except Exception as error:
                 result, store = self._ungraded(name, error, "while storing it in the gradebook"), None
@@ -94,13 +97,13 @@ class Batch:
             self.finish(submission.student, result, None)
             return
 
-        def store(applied: SubmissionResult):  # the raw result, with its lateness and final grade beside it
-            self.book.record(self.run_id, submission.student, submission.files_hash, self.parameters, applied)
+        def store(applied: SubmissionResult, data: dict):  # the raw result, its lateness and final grade beside it
+            self.book.record(self.run_id, submission.student, submission.files_hash, self.parameters, applied, data)
 
         self.finish(submission.student, result, store)
 
     def finish_reused(self, name: str, submission_id: int, result: SubmissionResult) -> None:
-        def store(applied: SubmissionResult):
+        def store(applied: SubmissionResult, data: dict):
             self.book.reuse(self.run_id, name, submission_id, applied)
             self.reused += 1
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from autograder.outputs import uncreatable
-from autograder.outputs.results import from_json, test_name, to_json, visibility
+from autograder.outputs.results import from_json, raw_json, test_name, to_json, visibility
 from autograder.record import FinalGrade, GradingParameters, Lateness, SubmissionResult
 
 SCHEMA = """
@@ -301,13 +301,19 @@ class Gradebook:
         return dict(zip(("files_hash", *PARAMETERS), row, strict=True)) if row else None
 
     def record(
-        self, run_id: int, student: str, files_hash: str, parameters: GradingParameters, result: SubmissionResult
+        self,
+        run_id: int,
+        student: str,
+        files_hash: str,
+        parameters: GradingParameters,
+        result: SubmissionResult,
+        data: dict | None = None,
     ) -> int:
         """Store one graded submission with all its stage scores and test results, atomically.
 
         The raw result, for reuse by later runs; what this run's course made of it (its lateness and final grade)
-        is stored beside it, for this run, in the same transaction."""
-        data = to_json(dataclasses.replace(result, lateness=None, final=None))
+        is stored beside it, for this run, in the same transaction. data: to_json(result), when it is at hand."""
+        data = raw_json(data) if data is not None else to_json(dataclasses.replace(result, lateness=None, final=None))
         with self.transaction():
             cursor = self.db.execute(
                 "INSERT INTO submissions (run_id, student, files_hash, suite_hash, graded_at, score, max_score,"

@@ -9,7 +9,7 @@ results.json (the gradebook's, when an unchanged submission is reused) becomes a
 import dataclasses
 import json
 
-from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS
+from autograder.course.stages import BONUS_POINTS, STAGES, TOTAL_POINTS, Stage
 from autograder.outputs import clean, clean_line, clean_tree
 from autograder.record import (
     Commit,
@@ -67,17 +67,7 @@ def submission_result(
             message=clean(result.message, MAX_MESSAGE),
             seconds=round(result.seconds, 3),
             cpu_seconds=round(result.cpu_seconds, 3),
-            tests=[
-                dataclasses.replace(
-                    test,
-                    output=clean(test.output, MAX_TEST_OUTPUT),
-                    mistakes=tuple(
-                        Mistake(clean_line(m.kind, MAX_KIND), clean_line(m.board, 9), clean_line(m.value, MAX_KIND))
-                        for m in test.mistakes
-                    ),
-                )
-                for test in result.tests
-            ],
+            tests=[_capped_test(test) for test in result.tests],
         )
         for stage_id, result in stages.items()
     }
@@ -90,6 +80,18 @@ def submission_result(
         seconds=round(seconds, 3),
         grading=grading,
     )
+
+
+def _capped_test(test: TestResult) -> TestResult:
+    """The test with its output and mistakes capped and clean; the same test when they are already (most are)."""
+    output = clean(test.output, MAX_TEST_OUTPUT)
+    if output is test.output and test.mistakes == () and type(test.mistakes) is tuple:
+        return test
+    mistakes = tuple(
+        Mistake(clean_line(m.kind, MAX_KIND), clean_line(m.board, 9), clean_line(m.value, MAX_KIND))
+        for m in test.mistakes
+    )
+    return dataclasses.replace(test, output=output, mistakes=mistakes)
 
 
 def test_name(test: TestResult) -> str:
@@ -106,31 +108,14 @@ def visibility(test: TestResult) -> str:
     return "visible" if test.visible else HIDDEN_VISIBILITY
 
 
-def to_json(result: SubmissionResult) -> dict:
-    """The record as Gradescope's results.json (a dict, before clean_tree and json.dumps)."""
+def to_json(result: SubmissionResult, stage_tests=None) -> dict:
+    """The record as Gradescope's results.json (a dict, before clean_tree and json.dumps).
+
+    stage_tests: what makes a stage's entries of "tests" (tests_json, or cleaned_json's memo of it)."""
+    stage_tests = stage_tests or tests_json
     tests = []
     for number, stage in enumerate(STAGES, start=1):
-        for index, test in enumerate(result.stages[stage.id].tests, start=1):
-            tests.append(
-                {
-                    "name": test_name(test),
-                    "number": f"{number}.{index}",
-                    "score": test.score,
-                    "max_score": test.points,
-                    "status": "passed" if test.outcome == Outcome.PASSED else "failed",
-                    "visibility": visibility(test),
-                    "output": test.output,
-                    "output_format": "md",
-                    "tags": [stage.id, *function_names(test.function), *([BONUS_TAG] if stage.bonus else [])],
-                    "extra_data": {
-                        "stage": stage.id,
-                        "check": test.check,
-                        "outcome": str(test.outcome),
-                        **({"mistakes": [dataclasses.asdict(m) for m in test.mistakes]} if test.mistakes else {}),
-                        **({"counterexample": dataclasses.asdict(test.counterexample)} if test.counterexample else {}),
-                    },
-                }
-            )
+        tests += stage_tests(number, stage, result.stages[stage.id].tests)
     extra = {
         "student": result.student,
         "isolation": {"level": result.isolation_level, "detail": result.isolation_detail},
@@ -177,6 +162,87 @@ def to_json(result: SubmissionResult) -> dict:
         "extra_data": extra,
         "tests": tests,
     }
+
+
+def tests_json(number: int, stage: Stage, tests: list[TestResult]) -> list[dict]:
+    """A stage's entries of results.json's "tests" (number: the stage's place in the course, from 1)."""
+    return [
+        {
+            "name": test_name(test),
+            "number": f"{number}.{index}",
+            "score": test.score,
+            "max_score": test.points,
+            "status": "passed" if test.outcome == Outcome.PASSED else "failed",
+            "visibility": visibility(test),
+            "output": test.output,
+            "output_format": "md",
+            "tags": [stage.id, *function_names(test.function), *([BONUS_TAG] if stage.bonus else [])],
+            "extra_data": {
+                "stage": stage.id,
+                "check": test.check,
+                "outcome": str(test.outcome),
+                **({"mistakes": [dataclasses.asdict(m) for m in test.mistakes]} if test.mistakes else {}),
+                **({"counterexample": dataclasses.asdict(test.counterexample)} if test.counterexample else {}),
+            },
+        }
+        for index, test in enumerate(tests, start=1)
+    ]
+
+
+def cleaned_json(result: SubmissionResult) -> dict:
+    """clean_tree(to_json(result)), with each stage's test entries made and cleaned once per content: a class hands
+    in the same stage results again and again (a stage not handed in yet, a stage with full marks), and they are
+    most of a student's results.json. The entries are shared between the dicts this returns: never change one."""
+    data = to_json(result, _cleaned_tests)
+    return {key: value if key == "tests" else clean_tree(value) for key, value in data.items()}
+
+
+_CLEANED_TESTS: dict[tuple, tuple[dict, ...]] = {}  # _test_key of a stage's tests -> their cleaned entries
+_CLEANED_TESTS_HELD = 512  # distinct stage contents kept at once (a few KB each); the memo starts over past that
+# id of such an entry -> (the entry, its text as an item of results.json's "tests"): json_text writes it as it is.
+_ENTRY_TEXTS: dict[int, tuple[dict, str]] = {}
+_ITEM_NEWLINE = "\n    "  # the line break and indent of an item of the top level's "tests" list
+
+
+def _cleaned_tests(number: int, stage: Stage, tests: list[TestResult]) -> tuple[dict, ...]:
+    key = (number, stage.id, tuple(map(_test_key, tests)))
+    entries = _CLEANED_TESTS.get(key)
+    if entries is None:
+        entries = tuple(clean_tree(entry) for entry in tests_json(number, stage, tests))
+        if len(_CLEANED_TESTS) >= _CLEANED_TESTS_HELD:
+            _CLEANED_TESTS.clear()
+            _ENTRY_TEXTS.clear()
+        _CLEANED_TESTS[key] = entries
+        for entry in entries:
+            parts: list[str] = []
+            try:
+                _indented(entry, _ITEM_NEWLINE, parts)
+            except (_Unusual, RecursionError):
+                continue  # json_text leaves the whole file to json.dumps
+            _ENTRY_TEXTS[id(entry)] = (entry, "".join(parts))
+    return entries
+
+
+def _test_key(test: TestResult) -> tuple:
+    """Everything of a test that tests_json writes, with the score's exact type and repr (1 == 1.0 == True, and
+    0.0 == -0.0, but each is written differently)."""
+    return (
+        test.stage, test.check, test.function, test.name, test.points, type(test.points), repr(test.score),
+        str(test.outcome), test.visible, test.output, test.mistakes, test.counterexample,
+    )  # fmt: skip
+
+
+COURSE_MADE = ("late", "final")  # what the course step adds to extra_data (to_json writes them in this order)
+
+
+def raw_json(data: dict) -> dict:
+    """to_json of the record without its lateness and final grade (what the gradebook keeps for reuse), made from
+    to_json of the record with them: the score is the raw total again, and the course's entries are left out."""
+    extra = data["extra_data"]
+    if not any(key in extra for key in COURSE_MADE):
+        return data
+    raw_extra = {key: value for key, value in extra.items() if key not in COURSE_MADE}
+    return {**data, "score": extra["total"], "extra_data": raw_extra}
 
 
 def from_json(data: dict) -> SubmissionResult:
@@ -247,8 +313,9 @@ def cleaned(result: SubmissionResult) -> SubmissionResult:
 
 
 def cleaned_with_json(result: SubmissionResult) -> tuple[SubmissionResult, dict]:
-    """cleaned(result) and its results.json tree, which from_json's round trip makes to_json of it."""
-    data = clean_tree(to_json(result))
+    """cleaned(result) and its results.json tree (cleaned_json: its test entries are shared, never change them),
+    which from_json's round trip makes to_json of it."""
+    data = cleaned_json(result)
     return from_json(data), data
 
 
@@ -304,6 +371,8 @@ def _indented(value, newline: str, parts: list[str]) -> None:
     kind = type(value)
     if kind is str:
         parts.append(_STRING(value))
+    elif kind is dict and newline == _ITEM_NEWLINE and (known := _ENTRY_TEXTS.get(id(value))) and known[0] is value:
+        parts.append(known[1])  # a test entry of cleaned_json's memo, written before
     elif kind is dict or kind is list or kind is tuple:
         if not value:
             parts.append("{}" if kind is dict else "[]")

@@ -44,6 +44,7 @@ from autograder.outputs.report import (
     row_html,
     write_pages,
 )
+from autograder.outputs.report.pages import section_html
 from autograder.outputs.results import from_json, submission_result
 from autograder.outputs.stats import number
 from autograder.record import Change, Outcome, Regrade, StageResult, SubmissionResult, TestResult
@@ -223,6 +224,22 @@ def fake_result(student: str, seed: int, level: str = "bubblewrap", outcome: str
         worst = "passed" if score == stage.points else outcome if outcome and index == 1 else "failed"
         stages[stage.id] = StageResult(stage.id, score, stage.points, Outcome(worst), "", tests)
     return submission_result(student, stages, sandbox.Isolation(level, f"{level} for the test"), [], 1.0)
+
+
+def test_a_stage_section_drawn_before_is_reused_only_for_the_same_section():
+    """A stage's section of a feedback page is drawn once per distinct content: is every page exactly what it is
+    drawn afresh, each student's own outputs in it, whether its sections repeat another's, partly or not at all,
+    and with the hidden tests' outputs held back or shown?"""
+    results = [fake_result(name, seed) for name, seed in (("ann", 3), ("bob", 3), ("ann", 3), ("ann", 4))]
+    pages_of = [(result, hidden) for result in results for hidden in (False, True)]
+    warm = [feedback_html(result, hidden) for result, hidden in pages_of]
+    fresh = []
+    for result, hidden in pages_of:
+        section_html.cache_clear()
+        fresh.append(feedback_html(result, hidden))
+    assert warm == fresh
+    assert "<code>bob</code>" in warm[2] and "<code>ann</code>" not in warm[2]
+    assert warm[0] == warm[4] != warm[6] and warm[0] != warm[1]
 
 
 def test_no_students_still_makes_a_report(tmp_path):

@@ -6,7 +6,7 @@ StrictUndefined makes a misspelt field an error here, not an empty space on a pa
 """
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib.resources import files
 from pathlib import Path
 
@@ -81,6 +81,7 @@ def environment() -> Environment:
         total_points=TOTAL_POINTS,
         bonus_points=BONUS_POINTS,
         hidden_note=views.HIDDEN_NOTE,
+        section_html=section_html,
         bonus_words=BONUS_WORDS,
         # Inlined so that a page stays one file; it is this package's own stylesheet, not data.
         css=Markup(files(__package__).joinpath("report.css").read_text(encoding="utf-8").strip()),
@@ -153,6 +154,13 @@ def row_html(name: str, result: SubmissionResult, folders: dict[str, str]) -> Dr
     """
     (row,) = views.class_report({name: result}, folders=folders).students
     return drawn_row(row)
+
+
+@lru_cache(maxsize=512)
+def section_html(stage: views.StageSection) -> Markup:
+    """A stage's section of a feedback page, drawn once per distinct section: a class hands in the same stage
+    results again and again (a stage not handed in yet, a stage with full marks)."""
+    return environment().get_template("stage_section.html.j2").module.stage_section(stage)
 
 
 def feedback_html(result: SubmissionResult, show_hidden: bool = False) -> str:

@@ -282,7 +282,7 @@ class StageSection:
     outcome: str  # its kind in words, or "" (plain wrong answers, full marks)
     kind: StageKind
     message: str  # Markdown: why the stage as a whole went wrong
-    tests: list[TestView]
+    tests: tuple[TestView, ...]
     hints: tuple[str, ...]  # Markdown, shown only without full marks
     counted: str = "core"  # StageGrade.counted; "not assigned" and "bonus off" are shown as not counted
     counts: str = ""  # how the stage counts in the grade, when that is not simply its score, in words
@@ -699,9 +699,9 @@ def _section(stage_id: str, entry: StageResult, show_hidden: bool, final: FinalG
         kind=kind,
         message=entry.message,
         # A stage outside the grade that was never worked on: its failed tests say nothing worth reading.
-        tests=[]
+        tests=()
         if neutral and kind in stats.NOT_STARTED
-        else [_test_view(test, show_hidden, entry.message) for test in entry.tests],
+        else tuple(_test_view(test, show_hidden, entry.message) for test in entry.tests),
         hints=stage.hints if stage and score.score < score.max_score and not neutral else (),
         counted=counted,
         counts="" if grade is None or final is None else _counts(grade, final),

@@ -6,7 +6,7 @@ import pytest
 
 from autograder.course.oracle import oracle
 from autograder.course.stages import ROOT, STAGES
-from autograder.grading.tables import CHARS, ITEMS, MODULE_ITEMS, table_look
+from autograder.grading.tables import CHARS, ITEMS, MODULE_ITEMS, table_look, table_look_once
 from tests.classes import reference, starter
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -63,3 +63,16 @@ def test_the_limits_leave_room_for_honest_code():
 def test_a_module_that_does_not_parse_is_left_to_the_child():
     """Is a syntax error (which the child reports) never taken for a table?"""
     assert table_look("def score(board)\n    return {1: 2}\n", "memoization.py") == ""
+
+
+def test_a_source_read_again_gets_the_same_look_for_its_own_file_name():
+    """Does the grader's memo of looks give a source handed in again (by the next student) what reading it gives,
+    under the file name it is handed in as, and a source that differs by one character its own look?"""
+    table = f"memo = {scores_table()}\n"
+    honest = reference("04_memoization")
+    for _ in range(2):
+        assert table_look_once(table, "memoization.py") == table_look(table, "memoization.py") != ""
+        assert table_look_once(table, "minimax.py").startswith("minimax.py line 1 ")
+        assert table_look_once(honest, "memoization.py") == ""
+    assert table_look_once(table.replace("memo =", "memo=", 1), "memoization.py").startswith("memoization.py")
+    assert table_look_once(honest + f"PACKED = {3**2000}\n", "memoization.py").endswith("is asked?")

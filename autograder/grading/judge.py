@@ -40,7 +40,7 @@ from autograder.grading.judging import (
 )
 from autograder.grading.plan import AGAIN_SECONDS, CALL_SECONDS, MEMO_KINDS, stage_plan
 from autograder.grading.protocol import Replies, ReplyReader, StageReader, parse_replies, parse_stage_replies
-from autograder.grading.tables import table_look
+from autograder.grading.tables import table_look_once
 from autograder.record import Outcome, StageKind, StageResult
 
 # The memo child's whole CPU limit, within the stage's (--time-limit): the experiment's one call (CALL_SECONDS) and
@@ -307,5 +307,5 @@ def grade_stage(
     )
     if result.score == 0 and is_starter(stage, source):
         result.starter = True
-    result.look = table_look(source, stage.filename)  # read here, in the parent: the child's word is not needed
+    result.look = table_look_once(source, stage.filename)  # read here, in the parent: the child's word is not needed
     return result

@@ -44,7 +44,7 @@ from autograder.outputs.report import (
     row_html,
     write_pages,
 )
-from autograder.outputs.report.pages import section_html
+from autograder.outputs.report.pages import section_html, stage_cell
 from autograder.outputs.results import from_json, submission_result
 from autograder.outputs.stats import number
 from autograder.record import Change, Outcome, Regrade, StageResult, SubmissionResult, TestResult
@@ -240,6 +240,19 @@ def test_a_stage_section_drawn_before_is_reused_only_for_the_same_section():
     assert warm == fresh
     assert "<code>bob</code>" in warm[2] and "<code>ann</code>" not in warm[2]
     assert warm[0] == warm[4] != warm[6] and warm[0] != warm[1]
+
+
+def test_a_stage_cell_drawn_before_is_reused_only_for_the_same_cell():
+    """Is every student's row of the class report, whose stage cells are drawn once per distinct cell, exactly the
+    row drawn afresh, for students whose stages score alike and apart (and one whose stage two timed out)?"""
+    results = {f"s{seed}": fake_result(f"s{seed}", seed) for seed in (1, 2, 1, 3)}
+    results["late"] = fake_result("late", 1, outcome="timeout")
+    folders = output_folders(results)
+    warm = {name: row_html(name, result, folders).cells for name, result in results.items()}
+    for name, result in results.items():
+        stage_cell.cache_clear()
+        assert row_html(name, result, folders).cells == warm[name], name
+    assert dict(warm["s1"])["02_count_games"] != dict(warm["late"])["02_count_games"]
 
 
 def test_no_students_still_makes_a_report(tmp_path):

@@ -14,7 +14,7 @@ from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, StrictUn
 from markupsafe import Markup
 
 from autograder.course.cache import trusted_folder
-from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGES, TOTAL_POINTS
+from autograder.course.stages import BONUS_POINTS, BONUS_STAGES, CORE_STAGES, STAGES, TOTAL_POINTS, Stage
 from autograder.outputs import write_atomically
 from autograder.outputs.folders import FEEDBACK, REPORT, output_folders
 from autograder.outputs.gradesheet import points
@@ -101,13 +101,19 @@ class DrawnRow:
         return Markup("\n").join(html for key, html in self.cells if key not in left_out)
 
 
+@lru_cache(maxsize=1024)
+def stage_cell(cell: views.Cell, stage: Stage) -> Markup:
+    """A stage's cell in a student's row of the class report, drawn once per distinct cell (most repeat)."""
+    return environment().get_template("student_row.html.j2").module.stage_cell(cell, stage)
+
+
 def drawn_row(row: views.StudentRow) -> DrawnRow:
     macros = environment().get_template("student_row.html.j2").module
     cells = [("", macros.name_cell(row))]
-    cells += [(stage.id, macros.stage_cell(cell, stage)) for cell, stage in zip(row.cells, CORE_STAGES, strict=True)]
+    cells += [(stage.id, stage_cell(cell, stage)) for cell, stage in zip(row.cells, CORE_STAGES, strict=True)]
     cells.append(("", macros.grade_cell(row)))
     bonus = zip(row.bonus_cells, BONUS_STAGES, strict=True)
-    cells += [(stage.id, macros.stage_cell(cell, stage)) for cell, stage in bonus]
+    cells += [(stage.id, stage_cell(cell, stage)) for cell, stage in bonus]
     if row.bonus:
         cells.append(("bonus-total", macros.bonus_cell(row)))
     return DrawnRow(tuple((key, Markup(html)) for key, html in cells))

@@ -192,6 +192,7 @@ def test_plain_python_is_never_refused(cell):
         ("%timeit f()", "uses the IPython magic `%timeit f()`"),
         ("files = !ls", "a name given the result of a magic or shell command"),
         ("get_ipython().run_line_magic('time', 'x = 1')", "calls get_ipython()"),
+        ("shell = \uff47et_ipython()", "calls get_ipython()"),  # a fullwidth g: Python reads the name in NFKC
         ("%%timeit\nf()", "starts with the cell magic `%%timeit`"),
         ("def f():\n    %time g()", "uses the IPython magic `%time g()`"),
     ],

@@ -190,11 +190,11 @@ def kernel_code(cell: str, where: str, depth: int = 0) -> tuple[str, list[str]]:
         return head + body, notes + cell_notes
     text = "".join(lines)
     foreign = _FOREIGN_BREAK.search(text) is not None
-    tree = ast_of(text)
+    tree = _tree_of(text)
     if tree is not None:
         if foreign and (flagged := next((line for line in text.splitlines() if _maybe_ipython(line)), None)):
             _refuse_foreign(where, text, flagged)
-        _refuse_get_ipython(tree, where)
+        _refuse_get_ipython(tree, text, where)
         return head + text, notes
     if foreign:
         if flagged := next((line for line in text.splitlines() if _maybe_ipython(line)), None):
@@ -206,8 +206,13 @@ def kernel_code(cell: str, where: str, depth: int = 0) -> tuple[str, list[str]]:
 
 def ast_of(text: str) -> str | None:
     """The parse of text as Python (a dump, without positions), or None when it does not parse."""
+    tree = _tree_of(text)
+    return ast.dump(tree) if tree is not None else None
+
+
+def _tree_of(text: str) -> ast.Module | None:
     try:
-        return ast.dump(parsing.parse(text))
+        return parsing.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -259,8 +264,12 @@ def _refuse_foreign(where: str, text: str, flagged: str) -> None:
     )
 
 
-def _refuse_get_ipython(tree_dump: str, where: str) -> None:
-    if "Name(id='get_ipython'" in tree_dump:
+def _refuse_get_ipython(tree: ast.Module, text: str, where: str) -> None:
+    # Python reads names in NFKC form (a fullwidth ｇet_ipython is get_ipython too), so only an ASCII text without
+    # the word is passed over without a look at its names.
+    if text.isascii() and "get_ipython" not in text:
+        return
+    if any(type(node) is ast.Name and node.id == "get_ipython" for node in ast.walk(tree)):
         raise Refused(f"{where} calls get_ipython(), which only Jupyter has; remove the call")
 
 

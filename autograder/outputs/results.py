@@ -85,7 +85,7 @@ def submission_result(
 def _capped_test(test: TestResult) -> TestResult:
     """The test with its output and mistakes capped and clean; the same test when they are already (most are)."""
     output = clean(test.output, MAX_TEST_OUTPUT)
-    if output is test.output and test.mistakes == () and type(test.mistakes) is tuple:
+    if output is test.output and type(test.mistakes) is tuple and not test.mistakes:
         return test
     mistakes = tuple(
         Mistake(clean_line(m.kind, MAX_KIND), clean_line(m.board, 9), clean_line(m.value, MAX_KIND))

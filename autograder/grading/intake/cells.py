@@ -331,7 +331,8 @@ def _replacement(kind: str, text: str, indent: str, where: str) -> tuple[str, st
         if name in NO_EFFECT_MAGICS:
             return f"{indent}pass  # IPython magic", f"{where}: left out the IPython magic `{shown}`"
         statement = text[len("%time") :].strip()
-        if name == "time" and not indent and statement and not statement.startswith("-") and ast_of(statement):
+        timed = name == "time" and not indent and statement and not statement.startswith("-")
+        if timed and _tree_of(statement) is not None:
             return statement, f"{where}: ran `{shown}` as `{_quoted(statement)}`, as Jupyter does (without timing)"
         raise Refused(
             f"{where} uses the IPython magic `{shown}`, which the grader cannot run as Jupyter does; "
